@@ -1,0 +1,66 @@
+# inferops.vllm_cluster: the lab and the test suite.
+#   make lab        set up this machine, build the lab images, start the lab, run site.yml on it
+#   make lab-down   remove the lab (containers, networks, volumes labelled inferops.vllm_cluster.lab)
+#   make test       everything CI runs: lint, unit tests, sanity, molecule scenarios
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+VENV      ?= .venv
+PYTHON    ?= python3
+BIN       := $(VENV)/bin
+export PATH := $(abspath $(BIN)):$(PATH)
+export ANSIBLE_CONFIG := $(abspath ansible.cfg)
+# The collection as Ansible expects to find it: <path>/ansible_collections/inferops/vllm_cluster.
+COLLECTION_LINK := .ansible/collections/ansible_collections/inferops/vllm_cluster
+LAB_INVENTORY ?= inventories/lab
+MOLECULE_SCENARIOS ?= default
+
+.PHONY: help setup host lab-images lab lab-up lab-down test lint unit sanity molecule clean
+
+help:
+	@sed -n 's/^#   //p' Makefile
+
+$(BIN)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check -r requirements.txt
+	touch $@
+
+$(COLLECTION_LINK):
+	mkdir -p $(dir $@)
+	ln -sfn ../../../.. $@
+
+setup: $(BIN)/.installed $(COLLECTION_LINK)
+
+host:
+	lab/host-setup
+
+lab-images: host
+	lab/build-images
+
+lab-up: setup lab-images
+	ansible-playbook -i $(LAB_INVENTORY) lab/playbooks/create.yml
+
+lab: lab-up
+	ansible-playbook -i $(LAB_INVENTORY) site.yml
+
+lab-down: setup
+	ansible-playbook -i $(LAB_INVENTORY) lab/playbooks/destroy.yml
+
+test: setup lint unit sanity lab-images molecule
+
+lint: setup
+	yamllint --strict .
+	ansible-lint
+
+unit: setup
+	pytest -q tests/unit
+
+sanity: setup
+	tests/sanity/run
+
+molecule: setup lab-images
+	for scenario in $(MOLECULE_SCENARIOS); do molecule test -s $$scenario; done
+
+clean: lab-down
+	rm -rf $(VENV) .ansible .cache

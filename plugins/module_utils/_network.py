@@ -1,0 +1,73 @@
+# Copyright (c) inferops
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Interconnect arithmetic shared by the filter plugins and the ray_cluster_check module.
+
+Private to the collection. Uses the standard library's ipaddress so the module needs nothing
+extra on the target hosts.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import typing as t
+
+# Addresses a node may register when hostname resolution, not the interconnect, picked its IP.
+LOOPBACK_NETWORK = ipaddress.ip_network("127.0.0.0/8")
+
+
+def parse_cidr(cidr: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+    """Parse a CIDR, accepting host bits set (192.168.200.12/24 means 192.168.200.0/24).
+
+    Raises ValueError with a message naming the value.
+    """
+    try:
+        return ipaddress.ip_network(str(cidr).strip(), strict=False)
+    except ValueError as exc:
+        raise ValueError(f"{cidr!r} is not a valid CIDR ({exc})") from None
+
+
+def in_cidr(address: str, cidr: str) -> bool:
+    """True when address lies inside cidr; loopback never counts as inside."""
+    try:
+        ip = ipaddress.ip_address(str(address).strip())
+    except ValueError:
+        return False
+    if ip in LOOPBACK_NETWORK:
+        return False
+    network = parse_cidr(cidr)
+    return ip.version == network.version and ip in network
+
+
+def host_addresses(facts: t.Mapping[str, t.Any]) -> list[dict[str, t.Any]]:
+    """Every IPv4 address of a host as {interface, address, prefix, mtu}, from gathered facts.
+
+    Ansible stores each interface under ansible_facts[<name with - and : replaced by _>],
+    primary address in ipv4, aliases in ipv4_secondaries; the real name is in 'device'.
+    """
+    result: list[dict[str, t.Any]] = []
+    for name in facts.get("interfaces", []) or []:
+        key = name.replace("-", "_").replace(":", "_")
+        iface = facts.get(key)
+        if not isinstance(iface, dict):
+            continue
+        entries = []
+        if isinstance(iface.get("ipv4"), dict):
+            entries.append(iface["ipv4"])
+        entries.extend(e for e in iface.get("ipv4_secondaries", []) or [] if isinstance(e, dict))
+        for entry in entries:
+            if entry.get("address"):
+                result.append(
+                    {
+                        "interface": iface.get("device", name),
+                        "address": entry["address"],
+                        "prefix": entry.get("prefix"),
+                        "mtu": iface.get("mtu"),
+                    }
+                )
+    return result
+
+
+def interconnect_candidates(facts: t.Mapping[str, t.Any], cidr: str) -> list[dict[str, t.Any]]:
+    """The host's addresses inside the interconnect CIDR (what the roles pin every layer to)."""
+    parse_cidr(cidr)
+    return [entry for entry in host_addresses(facts) if in_cidr(entry["address"], cidr)]

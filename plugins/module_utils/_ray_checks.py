@@ -166,16 +166,6 @@ def alive(nodes: t.Iterable[Node]) -> list[Node]:
     return [n for n in nodes if n.alive]
 
 
-def formation_reached(nodes: list[Node], expected_nodes: int | None, expected_node_ips: t.Mapping[str, str]) -> bool:
-    """Whether waiting longer is pointless: enough nodes are alive, or every expected address is."""
-    live = alive(nodes)
-    wanted = expected_nodes if expected_nodes is not None else len(expected_node_ips)
-    if wanted and len(live) >= wanted:
-        return True
-    addresses = {n.address for n in live}
-    return bool(expected_node_ips) and set(expected_node_ips.values()) <= addresses
-
-
 def check_nodes(
     nodes: list[Node],
     cidr: str,

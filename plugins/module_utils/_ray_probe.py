@@ -1,0 +1,175 @@
+# Copyright (c) inferops
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""How ray_cluster_check asks Ray itself: a small program run by the Python that has Ray.
+
+Ray lives in the node's container, so the probe runs there (Docker SDK exec) and prints one JSON
+line; with no container it runs with the local interpreter. Private to the collection.
+"""
+
+from __future__ import annotations
+
+import json
+import typing as t
+
+RESULT_MARKER = "RAY_CLUSTER_CHECK_RESULT="
+
+# Runs inside the container: Python 3 and Ray, nothing from this collection. Modes:
+#   table  - wait (bounded) until enough nodes are alive, then return ray.nodes()
+#   dryrun - create vLLM's placement group and let every worker dial the driver's address
+PROBE_SOURCE = r'''
+import json, os, socket, sys, threading, time
+params = json.loads(sys.argv[1])
+import ray
+
+def emit(result):
+    sys.stdout.write("\n" + params["marker"] + json.dumps(result) + "\n")
+    sys.stdout.flush()
+
+ray.init(address=params.get("address") or "auto", logging_level="ERROR", log_to_driver=False)
+
+def node_rows():
+    rows = []
+    for n in ray.nodes():
+        rows.append({k: n.get(k) for k in ("NodeID", "Alive", "NodeManagerAddress", "NodeManagerHostname", "Resources")})
+    return rows
+
+if params["mode"] == "table":
+    started = time.monotonic()
+    want_count = params.get("wait_for_count") or 0
+    want_ips = set(params.get("wait_for_ips") or [])
+    while True:
+        rows = node_rows()
+        live = [r for r in rows if r["Alive"]]
+        addresses = set(r["NodeManagerAddress"] for r in live)
+        if (want_count and len(live) >= want_count) or (want_ips and want_ips <= addresses):
+            break
+        if not want_count and not want_ips:
+            break
+        if time.monotonic() - started >= params["timeout"]:
+            break
+        time.sleep(1)
+    emit({"nodes": rows, "waited": round(time.monotonic() - started, 2)})
+    sys.exit(0)
+
+from ray.util.placement_group import placement_group, remove_placement_group
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+timeout = params["timeout"]
+driver_ip = params.get("driver_ip") or os.environ.get("VLLM_HOST_IP") or ray.util.get_node_ip_address()
+result = {"driver_ip": driver_ip}
+
+world = params.get("bundles") or 0
+if world:
+    total = ray.cluster_resources().get("GPU", 0)
+    free = ray.available_resources().get("GPU", 0)
+    if free < world <= total:
+        result["placement"] = {"status": "skipped", "bundles": world, "driver_ip": driver_ip,
+                               "detail": "only %s of %s GPUs free: a running vLLM holds them" % (free, total)}
+    else:
+        bundles = [{"GPU": 1.0} for _ in range(world)]
+        bundles[0]["node:" + driver_ip] = 0.001
+        pg = placement_group(bundles, strategy="PACK")
+        placed = pg.wait(timeout_seconds=timeout)
+        holders = [n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"] and ("node:" + driver_ip) in n["Resources"]]
+        result["placement"] = {
+            "status": "ok" if placed else "failed", "bundles": world, "driver_ip": driver_ip,
+            "detail": "placed" if placed else "still pending; node:%s offered by %s; GPUs free %s of %s" % (
+                driver_ip, ", ".join(holders) or "no alive node", free, total),
+        }
+        remove_placement_group(pg)
+
+workers = [n for n in ray.nodes() if n["Alive"] and "node:__internal_head__" not in n["Resources"]]
+result["rendezvous"] = []
+if workers and params.get("rendezvous", True):
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind((driver_ip, 0))
+    listener.listen(len(workers) + 4)
+    listener.settimeout(timeout + 5)
+    port = listener.getsockname()[1]
+
+    def serve():
+        try:
+            while True:
+                conn, _ = listener.accept()
+                conn.recv(64)
+                conn.sendall(b"ok")
+                conn.close()
+        except OSError:
+            pass
+
+    threading.Thread(target=serve, daemon=True).start()
+    payload = ray.put(b"\0" * (2 * 1024 * 1024))
+
+    @ray.remote(num_cpus=0, max_retries=0)
+    def dial(blob, host, port, timeout):
+        try:
+            with socket.create_connection((host, port), timeout=timeout) as conn:
+                conn.sendall(b"hello")
+                if conn.recv(2) != b"ok":
+                    return {"status": "connect_failed", "detail": "no answer from the listener"}
+            return {"status": "ok", "bytes": len(blob)}
+        except OSError as exc:
+            return {"status": "connect_failed", "detail": "%s: %s" % (type(exc).__name__, exc)}
+
+    refs = {}
+    for n in workers:
+        strategy = NodeAffinitySchedulingStrategy(node_id=n["NodeID"], soft=False)
+        refs[n["NodeID"]] = (n, dial.options(scheduling_strategy=strategy).remote(payload, driver_ip, port, timeout))
+    ready, _ = ray.wait([r for _, r in refs.values()], num_returns=len(refs), timeout=timeout)
+    for node_id, (n, ref) in refs.items():
+        entry = {"node_id": node_id, "address": n["NodeManagerAddress"], "driver_ip": driver_ip, "port": port}
+        if ref in ready:
+            try:
+                entry.update(ray.get(ref))
+            except Exception as exc:
+                entry.update({"status": "task_failed", "detail": "%s: %s" % (type(exc).__name__, str(exc)[:300])})
+        else:
+            entry.update({"status": "transfer_timeout",
+                          "detail": "the task with its 2 MB argument did not finish on that node"})
+            ray.cancel(ref, force=True)
+        result["rendezvous"].append(entry)
+    listener.close()
+
+emit(result)
+'''
+
+
+class ProbeError(Exception):
+    """The probe could not run or did not answer; the message says where and why."""
+
+
+def parse_output(stdout: str, stderr: str, rc: int, where: str) -> dict[str, t.Any]:
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(RESULT_MARKER):
+            return json.loads(line[len(RESULT_MARKER):])
+    tail = " | ".join((stderr or stdout).strip().splitlines()[-8:])
+    raise ProbeError(f"the Ray probe in {where} exited {rc} without a result: {tail or 'no output'}")
+
+
+def probe_args(params: t.Mapping[str, t.Any]) -> list[str]:
+    return ["-c", PROBE_SOURCE, json.dumps(dict(params, marker=RESULT_MARKER))]
+
+
+def run_in_container(client: t.Any, container: str, python: str, params: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
+    """Run the probe inside a running container through the Docker SDK."""
+    from docker.errors import NotFound  # imported by the caller's guarded import already
+
+    try:
+        target = client.containers.get(container)
+    except NotFound:
+        raise ProbeError(
+            f"container {container!r} does not exist on this host; is the Ray head deployed (site.yml --tags ray_head)?"
+        ) from None
+    if target.status != "running":
+        raise ProbeError(
+            f"container {container!r} is {target.status}, not running; see `docker logs {container}` and re-run site.yml --tags ray_head"
+        )
+    rc, (out, err) = target.exec_run([python] + probe_args(params), demux=True)
+    return parse_output((out or b"").decode(errors="replace"), (err or b"").decode(errors="replace"), rc,
+                        f"container {container}")
+
+
+def run_locally(run_command: t.Callable[..., t.Any], python: str, params: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
+    """Run the probe with a local interpreter that can import ray."""
+    rc, out, err = run_command([python] + probe_args(params))
+    return parse_output(out, err, rc, f"local {python}")

@@ -1,0 +1,279 @@
+#!/usr/bin/python
+# Copyright (c) inferops
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: ray_cluster_check
+short_description: Fail when a formed Ray cluster is not where vLLM needs it, before vLLM loads a model
+version_added: 0.1.0
+author: inferops engineering
+description:
+  - Asks Ray itself (C(ray.nodes())), inside the container where Ray runs or with a local C(ray), and waits
+    (bounded) until the expected nodes are alive.
+  - Fails, with one message per problem naming the inventory host, the address, the interconnect and the fix,
+    when an alive node registered an address outside O(interconnect_cidr) (head F1, worker F4; loopback and
+    C(127.0.1.1) count as outside), when a node's C(node:<ip>) resource is not that host's C(VLLM_HOST_IP) (F2),
+    when expected nodes or GPUs are missing (F14), when a node died and nothing replaced it (F15), and when
+    tensor x pipeline parallelism exceeds the GPUs Ray sees (F9).
+  - When the node table is sound, runs two dry-runs of what vLLM does next (O(dry_run)) and fails on them too. First,
+    the placement group vLLM requests (one 1-GPU bundle per rank, bundle 0 pinned to C(node:<driver ip>)) is
+    created, awaited and removed (F2). Second, every worker, through a Ray task carrying a 2 MB object, opens TCP
+    to a listener on the driver's address at an ephemeral port, as torch c10d does (F3, F4).
+  - Changes nothing. The placement group and listener of the dry-runs are removed before it returns.
+options:
+  interconnect_cidr:
+    description: The interconnect network every node must have registered in.
+    type: str
+    required: true
+  expected_node_ips:
+    description:
+      - The inventory's view, inventory host name to interconnect address (its C(VLLM_HOST_IP)). Failures name
+        these hosts; a missing address is reported as a missing host.
+    type: dict
+    default: {}
+  expected_nodes:
+    description: Alive nodes to wait for. Defaults to the number of O(expected_node_ips).
+    type: int
+  expected_gpus:
+    description: Minimum GPUs Ray must see on alive nodes.
+    type: int
+  tensor_parallel_size:
+    description: vLLM's tensor parallel size; with O(pipeline_parallel_size) the GPUs vLLM will need (F9).
+    type: int
+  pipeline_parallel_size:
+    description: vLLM's pipeline parallel size.
+    type: int
+    default: 1
+  container:
+    description:
+      - Name of the container where Ray runs (the Ray head's). The probe runs there through the Docker SDK.
+      - Empty runs the probe with O(python) on the host itself, which must be able to C(import ray).
+    type: str
+    default: ""
+  python:
+    description: Python interpreter that can import ray, inside O(container) or on the host.
+    type: str
+    default: python3
+  docker_host:
+    description: Docker daemon to reach when O(container) is set.
+    type: str
+    default: unix:///var/run/docker.sock
+  timeout:
+    description: Seconds to wait for the expected nodes to be alive before judging the table.
+    type: int
+    default: 60
+  dry_run:
+    description: Run the placement and rendezvous dry-runs when the node table is sound.
+    type: bool
+    default: true
+  dry_run_timeout:
+    description: Seconds each dry-run may take before it counts as failed.
+    type: int
+    default: 30
+  driver_ip:
+    description: Address vLLM's driver will use (the head's C(VLLM_HOST_IP)). Empty reads C(VLLM_HOST_IP) in the probe's environment.
+    type: str
+    default: ""
+attributes:
+  check_mode:
+    support: full
+    description: Read-only; the dry-runs leave nothing behind, so they run in check mode too.
+  diff_mode:
+    support: none
+requirements:
+  - Docker SDK for Python (C(docker)) on the host when O(container) is set.
+  - Ray in the container (or on the host when O(container) is empty).
+notes:
+  - Every failure message links the matching section of the collection's docs/troubleshooting.md.
+seealso:
+  - name: Troubleshooting guide
+    description: Each check, the error users see without it, and the fix.
+    link: https://github.com/inferops/vllm_cluster/blob/main/docs/troubleshooting.md
+"""
+
+EXAMPLES = r"""
+- name: Check the cluster formed on the interconnect before starting vLLM
+  inferops.vllm_cluster.ray_cluster_check:
+    container: vllm-cluster-ray-head
+    interconnect_cidr: 192.168.200.0/24
+    expected_node_ips:
+      spark-1: 192.168.200.12
+      spark-2: 192.168.200.13
+    tensor_parallel_size: 2
+    timeout: 120
+
+- name: Only read the node table (no dry-runs), from a host with Ray installed
+  inferops.vllm_cluster.ray_cluster_check:
+    interconnect_cidr: 192.168.200.0/24
+    expected_nodes: 2
+    dry_run: false
+  register: ray_view
+
+- name: Show it
+  ansible.builtin.debug:
+    var: ray_view.table
+"""
+
+RETURN = r"""
+nodes:
+  description: Ray's node table, dead nodes included, each mapped to its inventory host where possible.
+  returned: when Ray answered
+  type: list
+  elements: dict
+  sample:
+    - node_id: 6b1c3f0e2a9d4c55b1e3e4c0f6a2d9b8e1f0c3a7d5b2e9f1c4a6b8d0
+      address: 192.168.200.12
+      hostname: spark-1
+      host: spark-1
+      alive: true
+      head: true
+      gpus: 1
+      resources: {"GPU": 1.0, "node:192.168.200.12": 1.0, "node:__internal_head__": 1.0}
+table:
+  description: The node table as readable lines, one per node.
+  returned: when Ray answered
+  type: list
+  elements: str
+  sample: ["spark-1      192.168.200.12   head   alive gpus=1 hostname=spark-1 id=6b1c3f0e2a9d"]
+violations:
+  description: Every problem found, in the order to fix them. Empty when the cluster is sound.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - check: F1
+      host: spark-1
+      address: 10.1.230.180
+      message: "[F1] spark-1: the Ray head registered 10.1.230.180, outside the interconnect 192.168.200.0/24 ..."
+dry_run:
+  description: What the placement and rendezvous dry-runs found.
+  returned: when the dry-runs ran
+  type: dict
+  sample:
+    driver_ip: 192.168.200.12
+    placement: {"status": "ok", "bundles": 2, "driver_ip": "192.168.200.12", "detail": "placed"}
+    rendezvous:
+      - {"node_id": "9d0e...", "address": "192.168.200.13", "driver_ip": "192.168.200.12", "port": 41877, "status": "ok", "bytes": 2097152}
+waited:
+  description: Seconds spent waiting for the expected nodes.
+  returned: when Ray answered
+  type: float
+  sample: 0.4
+"""
+
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._network import parse_cidr
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_checks import (
+    check_dry_run,
+    check_nodes,
+    node_table,
+    parse_nodes,
+)
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_probe import (
+    ProbeError,
+    run_in_container,
+    run_locally,
+)
+
+try:
+    import docker
+
+    HAS_DOCKER = True
+    DOCKER_IMPORT_ERROR = None
+except ImportError:
+    HAS_DOCKER = False
+    DOCKER_IMPORT_ERROR = traceback.format_exc()
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec=dict(
+            interconnect_cidr=dict(type="str", required=True),
+            expected_node_ips=dict(type="dict", default={}),
+            expected_nodes=dict(type="int"),
+            expected_gpus=dict(type="int"),
+            tensor_parallel_size=dict(type="int"),
+            pipeline_parallel_size=dict(type="int", default=1),
+            container=dict(type="str", default=""),
+            python=dict(type="str", default="python3"),
+            docker_host=dict(type="str", default="unix:///var/run/docker.sock"),
+            timeout=dict(type="int", default=60),
+            dry_run=dict(type="bool", default=True),
+            dry_run_timeout=dict(type="int", default=30),
+            driver_ip=dict(type="str", default=""),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    try:
+        parse_cidr(p["interconnect_cidr"])
+    except ValueError as exc:
+        module.fail_json(msg=f"interconnect_cidr: {exc}", violations=[])
+    expected_ips = {str(k): str(v) for k, v in p["expected_node_ips"].items()}
+
+    if p["container"]:
+        if not HAS_DOCKER:
+            module.fail_json(msg=missing_required_lib("docker"), exception=DOCKER_IMPORT_ERROR, violations=[])
+        client = docker.DockerClient(base_url=p["docker_host"])
+
+        def probe(params):
+            return run_in_container(client, p["container"], p["python"], params)
+    else:
+        def probe(params):
+            return run_locally(module.run_command, p["python"], params)
+
+    try:
+        raw = probe({
+            "mode": "table",
+            "timeout": p["timeout"],
+            "wait_for_count": p["expected_nodes"] or len(expected_ips),
+            "wait_for_ips": sorted(expected_ips.values()),
+        })
+    except (ProbeError, docker.errors.DockerException if HAS_DOCKER else ProbeError) as exc:
+        module.fail_json(msg=f"Could not read Ray's node table: {exc}", violations=[])
+
+    nodes = parse_nodes(raw["nodes"], expected_ips)
+    result = {
+        "changed": False,
+        "nodes": [n.as_dict() for n in nodes],
+        "table": node_table(nodes),
+        "waited": raw.get("waited"),
+    }
+    violations = check_nodes(
+        nodes,
+        p["interconnect_cidr"],
+        expected_ips,
+        expected_nodes=p["expected_nodes"],
+        expected_gpus=p["expected_gpus"],
+        tensor_parallel_size=p["tensor_parallel_size"],
+        pipeline_parallel_size=p["pipeline_parallel_size"],
+        timeout=p["timeout"],
+    )
+
+    if not violations and p["dry_run"]:
+        head = next((n for n in nodes if n.alive and n.head), None)
+        world = (p["tensor_parallel_size"] or 0) * (p["pipeline_parallel_size"] or 1)
+        try:
+            dry = probe({
+                "mode": "dryrun",
+                "timeout": p["dry_run_timeout"],
+                "driver_ip": p["driver_ip"],
+                "bundles": world,
+            })
+        except (ProbeError, docker.errors.DockerException if HAS_DOCKER else ProbeError) as exc:
+            module.fail_json(msg=f"Could not run the dry-runs: {exc}", violations=[], **result)
+        result["dry_run"] = dry
+        violations = check_dry_run(dry, nodes, (head.host if head and head.host else "head"), p["dry_run_timeout"])
+
+    result["violations"] = [v.as_dict() for v in violations]
+    if violations:
+        module.fail_json(msg=" ".join(v.message for v in violations), **result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

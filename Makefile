@@ -13,7 +13,9 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export ANSIBLE_CONFIG := $(abspath ansible.cfg)
 # The collection as Ansible expects to find it: <path>/ansible_collections/inferops/vllm_cluster.
 COLLECTION_LINK := .ansible/collections/ansible_collections/inferops/vllm_cluster
-LAB_INVENTORY ?= inventories/lab
+# Add inventories/lab-3node for a third node: make lab LAB_INVENTORIES="inventories/lab inventories/lab-3node"
+LAB_INVENTORIES ?= inventories/lab
+LAB_I := $(addprefix -i ,$(LAB_INVENTORIES))
 MOLECULE_SCENARIOS ?= default
 
 .PHONY: help setup host lab-images lab lab-up lab-down test lint unit sanity molecule clean
@@ -39,13 +41,13 @@ lab-images: host
 	lab/build-images
 
 lab-up: setup lab-images
-	ansible-playbook -i $(LAB_INVENTORY) lab/playbooks/create.yml
+	ansible-playbook $(LAB_I) lab/playbooks/create.yml
 
 lab: lab-up
-	ansible-playbook -i $(LAB_INVENTORY) site.yml
+	ansible-playbook $(LAB_I) site.yml
 
 lab-down: setup
-	ansible-playbook -i $(LAB_INVENTORY) lab/playbooks/destroy.yml
+	ansible-playbook $(LAB_I) lab/playbooks/destroy.yml
 
 test: setup lint unit sanity lab-images molecule
 

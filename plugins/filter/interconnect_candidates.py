@@ -1,12 +1,13 @@
-# Copyright (c) inferops
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 from __future__ import annotations
 
 DOCUMENTATION = r"""
 name: interconnect_candidates
 short_description: A host's addresses inside the interconnect CIDR, with interface and MTU
 version_added: 0.1.0
-author: inferops engineering
+author: inferops engineering (@inferops)
 description:
   - Walks a host's gathered facts (every interface, primary and secondary IPv4 addresses) and
     returns those inside O(cidr). Loopback addresses never count.

@@ -1,5 +1,6 @@
-# Copyright (c) inferops
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Interconnect arithmetic shared by the filter plugins and the ray_cluster_check module.
 
 Private to the collection. Uses the standard library's ipaddress so the module needs nothing

@@ -1,5 +1,6 @@
-# Copyright (c) inferops
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """What ray_cluster_check concludes from Ray's own view of the cluster.
 
 Pure functions over the data ray.nodes() and the dry-runs return, so every verdict and every

@@ -1,5 +1,6 @@
-# Copyright (c) inferops
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """How ray_cluster_check asks Ray itself: a small program run by the Python that has Ray.
 
 Ray lives in the node's container, so the probe runs there (Docker SDK exec) and prints one JSON

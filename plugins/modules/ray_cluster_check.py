@@ -1,13 +1,14 @@
 #!/usr/bin/python
-# Copyright (c) inferops
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: ray_cluster_check
 short_description: Fail when a formed Ray cluster is not where vLLM needs it, before vLLM loads a model
 version_added: 0.1.0
-author: inferops engineering
+author: inferops engineering (@inferops)
 description:
   - Asks Ray itself (C(ray.nodes())), inside the container where Ray runs or with a local C(ray), and waits
     (bounded) until the expected nodes are alive.
@@ -81,6 +82,7 @@ attributes:
     description: Read-only; the dry-runs leave nothing behind, so they run in check mode too.
   diff_mode:
     support: none
+    description: Nothing to diff; the module never changes anything.
 requirements:
   - Docker SDK for Python (C(docker)) on the host when O(container) is set.
   - Ray in the container (or on the host when O(container) is empty).

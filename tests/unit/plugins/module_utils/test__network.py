@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._network import (
+    host_addresses,
+    in_cidr,
+    interconnect_candidates,
+    parse_cidr,
+)
+
+SPARK_FACTS = {
+    "interfaces": ["lo", "enP7s7", "enp1s0f1np1", "enP2p1s0f1np1", "docker0"],
+    "lo": {"device": "lo", "mtu": 65536, "ipv4": {"address": "127.0.0.1", "prefix": "8"}},
+    "enP7s7": {"device": "enP7s7", "mtu": 1500, "ipv4": {"address": "10.1.230.180", "prefix": "24"}},
+    "enp1s0f1np1": {"device": "enp1s0f1np1", "mtu": 9000, "ipv4": {"address": "192.168.200.12", "prefix": "24"}},
+    "enP2p1s0f1np1": {"device": "enP2p1s0f1np1", "mtu": 9000},
+    "docker0": {"device": "docker0", "mtu": 1500, "ipv4": {"address": "172.17.0.1", "prefix": "16"}},
+}
+
+
+@pytest.mark.parametrize(
+    ("address", "cidr", "inside"),
+    [
+        ("192.168.200.12", "192.168.200.0/24", True),
+        ("192.168.200.12", "192.168.200.77/24", True),  # host bits in the CIDR are tolerated
+        ("10.1.230.180", "192.168.200.0/24", False),
+        ("127.0.0.1", "127.0.0.0/8", False),  # loopback never counts as an interconnect
+        ("127.0.1.1", "127.0.0.0/8", False),
+        ("not-an-ip", "192.168.200.0/24", False),
+        ("fe80::1", "192.168.200.0/24", False),
+    ],
+)
+def test_in_cidr(address, cidr, inside):
+    assert in_cidr(address, cidr) is inside
+
+
+def test_parse_cidr_rejects_garbage_with_the_value_in_the_message():
+    with pytest.raises(ValueError, match="'192.168.300.0/24' is not a valid CIDR"):
+        parse_cidr("192.168.300.0/24")
+
+
+def test_host_addresses_uses_real_device_names_and_secondaries():
+    facts = {
+        "interfaces": ["br-lab", "eth1"],
+        "br_lab": {"device": "br-lab", "mtu": 1500, "ipv4": {"address": "198.18.0.5", "prefix": "24"}},
+        "eth1": {
+            "device": "eth1",
+            "mtu": 9000,
+            "ipv4": {"address": "198.18.1.12", "prefix": "24"},
+            "ipv4_secondaries": [{"address": "198.18.1.99", "prefix": "24"}],
+        },
+    }
+    assert host_addresses(facts) == [
+        {"interface": "br-lab", "address": "198.18.0.5", "prefix": "24", "mtu": 1500},
+        {"interface": "eth1", "address": "198.18.1.12", "prefix": "24", "mtu": 9000},
+        {"interface": "eth1", "address": "198.18.1.99", "prefix": "24", "mtu": 9000},
+    ]
+
+
+def test_interconnect_candidates_on_a_spark():
+    assert interconnect_candidates(SPARK_FACTS, "192.168.200.0/24") == [
+        {"interface": "enp1s0f1np1", "address": "192.168.200.12", "prefix": "24", "mtu": 9000}
+    ]
+
+
+def test_interconnect_candidates_none_when_cidr_is_the_wrong_network():
+    assert interconnect_candidates(SPARK_FACTS, "192.168.201.0/24") == []

@@ -1,0 +1,70 @@
+"""The module end to end through AnsibleModule, with the probe's transport replaced by recorded answers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.inferops.vllm_cluster.plugins.modules import ray_cluster_check
+
+NODES_OK = [
+    {"NodeID": "a" * 56, "Alive": True, "NodeManagerAddress": "198.18.1.12", "NodeManagerHostname": "spark-1",
+     "Resources": {"GPU": 1.0, "node:198.18.1.12": 1.0, "node:__internal_head__": 1.0}},
+    {"NodeID": "b" * 56, "Alive": True, "NodeManagerAddress": "198.18.1.13", "NodeManagerHostname": "spark-2",
+     "Resources": {"GPU": 1.0, "node:198.18.1.13": 1.0}},
+]
+DRY_OK = {"driver_ip": "198.18.1.12", "placement": {"status": "ok", "bundles": 2, "driver_ip": "198.18.1.12", "detail": "placed"},
+          "rendezvous": [{"node_id": "b" * 56, "address": "198.18.1.13", "status": "ok"}]}
+ARGS = {"interconnect_cidr": "198.18.1.0/24", "expected_node_ips": {"spark-1": "198.18.1.12", "spark-2": "198.18.1.13"},
+        "tensor_parallel_size": 2, "timeout": 5}
+
+
+def run(monkeypatch, capsys, args, answers):
+    calls = []
+
+    def fake_probe(run_command, python, params):
+        calls.append(params)
+        return answers[params["mode"]]
+
+    monkeypatch.setattr(ray_cluster_check, "run_locally", fake_probe)
+    with patch_module_args(args), pytest.raises(SystemExit):
+        ray_cluster_check.main()
+    return json.loads(capsys.readouterr().out), calls
+
+
+def test_healthy_cluster_passes_and_runs_both_dry_runs(monkeypatch, capsys):
+    result, calls = run(monkeypatch, capsys, ARGS, {"table": {"nodes": NODES_OK, "waited": 0.2}, "dryrun": DRY_OK})
+    assert not result.get("failed")
+    assert result["changed"] is False
+    assert result["violations"] == []
+    assert [c["mode"] for c in calls] == ["table", "dryrun"]
+    assert calls[0]["wait_for_ips"] == ["198.18.1.12", "198.18.1.13"] and calls[1]["bundles"] == 2
+    assert [n["host"] for n in result["nodes"]] == ["spark-1", "spark-2"]
+
+
+def test_incident_fails_naming_the_head_and_skips_the_dry_runs(monkeypatch, capsys):
+    incident = [dict(NODES_OK[0], NodeManagerAddress="198.18.0.180",
+                     Resources={"GPU": 1.0, "node:198.18.0.180": 1.0, "node:__internal_head__": 1.0}), NODES_OK[1]]
+    result, calls = run(monkeypatch, capsys, ARGS, {"table": {"nodes": incident, "waited": 0.1}})
+    assert result["failed"] is True
+    assert [c["mode"] for c in calls] == ["table"]
+    assert result["violations"][0]["check"] == "F1"
+    for needle in ("spark-1", "198.18.0.180", "198.18.1.0/24", "--node-ip-address=198.18.1.12"):
+        assert needle in result["msg"]
+
+
+def test_failed_rendezvous_fails_the_module(monkeypatch, capsys):
+    dry = dict(DRY_OK, rendezvous=[{"node_id": "b" * 56, "address": "198.18.1.13", "driver_ip": "198.18.1.12", "port": 4000,
+                                   "status": "connect_failed", "detail": "timed out"}])
+    result, calls = run(monkeypatch, capsys, ARGS, {"table": {"nodes": NODES_OK, "waited": 0.1}, "dryrun": dry})
+    assert result["failed"] is True
+    assert [v["check"] for v in result["violations"]] == ["F3"]
+    assert [c["mode"] for c in calls] == ["table", "dryrun"]
+
+
+def test_invalid_cidr_is_refused_before_asking_ray(monkeypatch, capsys):
+    result, calls = run(monkeypatch, capsys, dict(ARGS, interconnect_cidr="198.18.1.0/99"), {})
+    assert result["failed"] is True and "not a valid CIDR" in result["msg"]
+    assert calls == []

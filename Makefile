@@ -16,9 +16,9 @@ COLLECTION_LINK := .ansible/collections/ansible_collections/inferops/vllm_cluste
 # Add inventories/lab-3node for a third node: make lab LAB_INVENTORIES="inventories/lab inventories/lab-3node"
 LAB_INVENTORIES ?= inventories/lab
 LAB_I := $(addprefix -i ,$(LAB_INVENTORIES))
-MOLECULE_SCENARIOS ?= default
+MOLECULE_SCENARIOS ?= default incident
 
-.PHONY: help setup host lab-images lab lab-up lab-down test lint unit sanity molecule clean
+.PHONY: help setup host lab-images lab lab-up lab-down test lint unit sanity molecule integration clean
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -49,7 +49,7 @@ lab: lab-up
 lab-down: setup
 	ansible-playbook $(LAB_I) lab/playbooks/destroy.yml
 
-test: setup lint unit sanity lab-images molecule
+test: setup lint unit sanity lab-images molecule integration
 
 lint: setup
 	yamllint --strict .
@@ -63,6 +63,10 @@ sanity: setup
 
 molecule: setup lab-images
 	for scenario in $(MOLECULE_SCENARIOS); do molecule test -s $$scenario; done
+
+# Real playbook runs against a converged lab (tests/integration); the lab is removed afterwards.
+integration: lab
+	status=0; pytest -q tests/integration || status=$$?; $(MAKE) lab-down; exit $$status
 
 clean: lab-down
 	rm -rf $(VENV) .ansible .cache

@@ -1,0 +1,55 @@
+"""Integration tests run real ansible-playbook against the lab (make lab first; make integration does)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+import yaml
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+LAB_INVENTORY = REPO / "inventories" / "lab"
+
+
+class Lab:
+    """The running lab: run playbooks against variants of its inventory, and look inside its nodes."""
+
+    def __init__(self) -> None:
+        self.hosts = yaml.safe_load((LAB_INVENTORY / "hosts.yml").read_text())
+
+    def node(self, host: str, *argv: str, check: bool = True) -> subprocess.CompletedProcess:
+        return subprocess.run(["docker", "exec", f"inferops-lab-{host}", *argv], text=True, capture_output=True, check=check)
+
+    def containers(self) -> dict[str, list[str]]:
+        """Every inner container of every node, with its ID and start time: what 'unchanged' means."""
+        result = {}
+        for host in ("spark-1", "spark-2"):
+            out = self.node(host, "docker", "ps", "-aq", "--no-trunc").stdout.split()
+            details = json.loads(self.node(host, "docker", "inspect", *out).stdout) if out else []
+            result[host] = sorted(f"{c['Name']} {c['Id']} {c['State']['StartedAt']} {c['State']['Status']}" for c in details)
+        return result
+
+    def playbook(self, tmp_path: pathlib.Path, *args: str, hosts: dict | None = None, playbook: str = "site.yml"):
+        """Run a playbook against the lab inventory, or against a modified copy of its hosts."""
+        inventory = LAB_INVENTORY
+        if hosts is not None:
+            inventory = tmp_path / "inventory"
+            inventory.mkdir()
+            (inventory / "hosts.yml").write_text(yaml.safe_dump(hosts))
+            (inventory / "group_vars").symlink_to(LAB_INVENTORY / "group_vars")
+        env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+        return subprocess.run(
+            ["ansible-playbook", str(REPO / playbook), "-i", str(inventory), *args],
+            cwd=REPO, env=env, text=True, capture_output=True, timeout=900,
+        )
+
+
+@pytest.fixture(scope="session")
+def lab() -> Lab:
+    probe = subprocess.run(["docker", "inspect", "inferops-lab-spark-1"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.fail("the lab is not up: run `make lab` (or `make integration`, which does)")
+    return Lab()

@@ -1,0 +1,115 @@
+"""The production path, proven without hardware: the collection's own roles rendered for the two
+Sparks of inventories/sparks from fixture facts (tests/fixtures/sparks), checked line by line the
+way an operator who has run vLLM on two Sparks would. No lab, no network, no host contacted."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+MANAGEMENT = ("10.1.230.180", "10.1.230.181", "10.1.230.")
+INTERCONNECT_IFACE = "enp1s0f1np1"
+
+
+@pytest.fixture(scope="module")
+def render(tmp_path_factory) -> pathlib.Path:
+    out = tmp_path_factory.mktemp("render")
+    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    result = subprocess.run(
+        ["ansible-playbook", "tests/render/render.yml", "-i", "inventories/sparks",
+         "-e", f"render_dir={out}", "-e", f"fixtures_dir={REPO / 'tests' / 'fixtures' / 'sparks'}"],
+        cwd=REPO, env=env, text=True, capture_output=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    return out
+
+
+def env_file(render: pathlib.Path, host: str, name: str = "node.env") -> dict[str, str]:
+    lines = (render / host / name).read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
+
+
+def container(render: pathlib.Path, host: str, name: str = "ray_container.json") -> dict:
+    return json.loads((render / host / name).read_text())
+
+
+def test_head_starts_pinned_to_its_interconnect_address(render):
+    command = container(render, "spark-1")["command"]
+    assert command[:2] == ["start", "--head"]
+    assert "--node-ip-address=192.168.200.12" in command
+    assert "--port=6379" in command
+    assert "--num-gpus=1" in command
+    assert "--dashboard-host=127.0.0.1" in command
+
+
+def test_worker_joins_the_head_over_the_interconnect_pinned_to_its_own(render):
+    command = container(render, "spark-2")["command"]
+    assert command[0] == "start"
+    assert "--address=192.168.200.12:6379" in command
+    assert "--node-ip-address=192.168.200.13" in command
+
+
+@pytest.mark.parametrize(("host", "ip"), [("spark-1", "192.168.200.12"), ("spark-2", "192.168.200.13")])
+def test_env_pins_every_layer_to_the_interconnect(render, host, ip):
+    env = env_file(render, host)
+    assert env["VLLM_HOST_IP"] == ip
+    for name in ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "UCX_NET_DEVICES", "OMPI_MCA_btl_tcp_if_include"):
+        assert env[name] == INTERCONNECT_IFACE, name
+    assert env["MASTER_ADDR"] == "192.168.200.12"
+    assert env["NCCL_IB_DISABLE"] == "0"
+    assert env["NCCL_IB_HCA"] == "rocep1s0f1,roceP2p1s0f1"
+    assert env["NCCL_IB_GID_INDEX"] == "3"
+    assert env["NVIDIA_DRIVER_CAPABILITIES"] == "all"
+
+
+@pytest.mark.parametrize("host", ["spark-1", "spark-2"])
+def test_ray_container_shape(render, host):
+    spec = container(render, host)
+    assert spec["image"] == "nvcr.io/nvidia/vllm:25.11-py3"
+    assert spec["network_mode"] == "host" and spec["ipc_mode"] == "host"
+    assert "shm_size" not in spec  # host IPC: the host's /dev/shm
+    assert spec["device_requests"] == [{"driver": "nvidia", "count": -1, "capabilities": [["gpu"]]}]
+    assert spec["devices"] == ["/dev/infiniband:/dev/infiniband"]
+    assert "memlock:-1:-1" in spec["ulimits"] and "IPC_LOCK" in spec["capabilities"]
+    assert "/var/lib/inferops-vllm-cluster/huggingface:/root/.cache/huggingface" in spec["volumes"]
+    assert spec["env_file"] == "/etc/inferops-vllm-cluster/node.env"
+    assert spec["labels"]["inferops.vllm_cluster.node"] == host
+    assert spec["init"] is True and spec["restart_policy"] == "unless-stopped"
+
+
+def test_vllm_serves_the_model_tensor_parallel_over_ray(render):
+    spec = container(render, "spark-1", "vllm_container.json")
+    command = spec["command"]
+
+    def arg(flag):
+        return command[command.index(flag) + 1]
+
+    assert spec["entrypoint"] == ["python3"] and command[:2] == ["-m", "vllm.entrypoints.openai.api_server"]
+    assert arg("--model") == "Qwen/Qwen3.5-122B-A10B-FP8"
+    assert arg("--tensor-parallel-size") == "2"
+    assert arg("--distributed-executor-backend") == "ray"
+    # A Ray driver: shares the head's Ray session directory, and reads a pinned env of its own.
+    assert "/var/lib/inferops-vllm-cluster/ray:/tmp/ray" in spec["volumes"]
+    assert env_file(render, "spark-1", "vllm.env")["VLLM_HOST_IP"] == "192.168.200.12"
+    assert spec["device_requests"] and spec["network_mode"] == "host"
+
+
+def test_no_management_address_in_the_cluster_wiring(render):
+    wiring = []
+    for host in ("spark-1", "spark-2"):
+        wiring += [(render / host / "node.env").read_text(), (render / host / "ray_container.json").read_text()]
+    wiring.append((render / "spark-1" / "vllm.env").read_text())
+    vllm = container(render, "spark-1", "vllm_container.json")
+    command = list(vllm["command"])
+    # --host is where clients connect (the LAN, on purpose), not cluster wiring.
+    del command[command.index("--host"):command.index("--host") + 2]
+    wiring.append(json.dumps(dict(vllm, command=command)))
+    for text in wiring:
+        for address in MANAGEMENT:
+            assert address not in text
+        assert "enP7s7" not in text

@@ -43,13 +43,13 @@ class Lab:
         env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
         return subprocess.run(
             ["ansible-playbook", str(REPO / playbook), "-i", str(inventory), *args],
-            cwd=REPO, env=env, text=True, capture_output=True, timeout=900,
+            cwd=REPO, env=env, text=True, capture_output=True, timeout=900, check=False,
         )
 
 
 @pytest.fixture(scope="session")
 def lab() -> Lab:
-    probe = subprocess.run(["docker", "inspect", "inferops-lab-spark-1"], capture_output=True)
+    probe = subprocess.run(["docker", "inspect", "inferops-lab-spark-1"], capture_output=True, check=False)
     if probe.returncode != 0:
         pytest.fail("the lab is not up: run `make lab` (or `make integration`, which does)")
     return Lab()

@@ -23,7 +23,7 @@ def render(tmp_path_factory) -> pathlib.Path:
     result = subprocess.run(
         ["ansible-playbook", "tests/render/render.yml", "-i", "inventories/sparks",
          "-e", f"render_dir={out}", "-e", f"fixtures_dir={REPO / 'tests' / 'fixtures' / 'sparks'}"],
-        cwd=REPO, env=env, text=True, capture_output=True, timeout=300,
+        cwd=REPO, env=env, text=True, capture_output=True, timeout=300, check=False,
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     return out
@@ -65,12 +65,13 @@ def test_env_pins_every_layer_to_the_interconnect(render, host, ip):
     assert env["NCCL_IB_HCA"] == "rocep1s0f1,roceP2p1s0f1"
     assert env["NCCL_IB_GID_INDEX"] == "3"
     assert env["NVIDIA_DRIVER_CAPABILITIES"] == "all"
+    assert env["RAY_memory_monitor_refresh_ms"] == "0"  # GB10 unified memory
 
 
 @pytest.mark.parametrize("host", ["spark-1", "spark-2"])
 def test_ray_container_shape(render, host):
     spec = container(render, host)
-    assert spec["image"] == "nvcr.io/nvidia/vllm:25.11-py3"
+    assert spec["image"] == "nvcr.io/nvidia/vllm:25.09-py3"
     assert spec["network_mode"] == "host" and spec["ipc_mode"] == "host"
     assert "shm_size" not in spec  # host IPC: the host's /dev/shm
     assert spec["device_requests"] == [{"driver": "nvidia", "count": -1, "capabilities": [["gpu"]]}]

@@ -7,7 +7,7 @@ import sys
 import urllib.request
 
 container, url = sys.argv[1], sys.argv[2]
-inspect = subprocess.run(["docker", "inspect", container], capture_output=True, text=True)
+inspect = subprocess.run(["docker", "inspect", container], capture_output=True, text=True, check=False)
 if inspect.returncode != 0:
     print("exited: container missing")
     sys.exit(0)

@@ -1,4 +1,3 @@
-#!/usr/bin/python
 # Copyright (c) inferops.vllm_cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later

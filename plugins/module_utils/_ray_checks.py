@@ -74,8 +74,9 @@ MESSAGES: dict[str, str] = {
     ),
     "F4_TRANSFER": (
         "[F4] {host}: Ray could not run a task carrying a 2 MB object on its node {address} within {timeout} s "
-        "({detail}): object transfer between nodes is broken, typically a node registered with an address the "
-        "others cannot reach. Fix: pin every node to the interconnect (re-run site.yml). See {doc}#f4"
+        "({detail}): the node stopped answering (its Ray container died or hangs) or object transfer to it is "
+        "broken, typically a node registered with an address the others cannot reach. Fix: look at `docker logs` "
+        "of the Ray container on {host}; pin every node to the interconnect (re-run site.yml). See {doc}#f4"
     ),
 }
 

@@ -20,8 +20,9 @@ class Lab:
     def __init__(self) -> None:
         self.hosts = yaml.safe_load((LAB_INVENTORY / "hosts.yml").read_text())
 
-    def node(self, host: str, *argv: str, check: bool = True) -> subprocess.CompletedProcess:
-        return subprocess.run(["docker", "exec", f"inferops-lab-{host}", *argv], text=True, capture_output=True, check=check)
+    def node(self, host: str, *argv: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess:
+        command = ["docker", "exec", *(["-i"] if stdin is not None else []), f"inferops-lab-{host}", *argv]
+        return subprocess.run(command, text=True, capture_output=True, check=check, input=stdin)
 
     def containers(self) -> dict[str, list[str]]:
         """Every inner container of every node, with its ID and start time: what 'unchanged' means."""

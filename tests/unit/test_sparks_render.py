@@ -90,7 +90,10 @@ def test_vllm_serves_the_model_tensor_parallel_over_ray(render):
     def arg(flag):
         return command[command.index(flag) + 1]
 
-    assert spec["entrypoint"] == ["python3"] and command[:2] == ["-m", "vllm.entrypoints.openai.api_server"]
+    # A launcher that exports the API key from its root-only file, then execs python3 with the command.
+    assert spec["entrypoint"][:2] == ["/bin/sh", "-c"] and 'exec python3 "$@"' in spec["entrypoint"][2]
+    assert "/etc/inferops-vllm-cluster/vllm_api_key" in spec["entrypoint"][2]
+    assert command[:2] == ["-m", "vllm.entrypoints.openai.api_server"]
     assert arg("--model") == "Qwen/Qwen3.5-122B-A10B-FP8"
     assert arg("--tensor-parallel-size") == "2"
     assert arg("--distributed-executor-backend") == "ray"

@@ -1,0 +1,48 @@
+"""Broken inventories beyond the wiring checks of test_preflight.py: each fails before any container
+is created or changed, with the message the operator needs."""
+
+from __future__ import annotations
+
+import pytest
+
+from test_preflight import run_expecting, unchanged  # noqa: F401  (the fixture is used by name)
+
+
+def test_parallelism_above_the_inventorys_gpus(lab, tmp_path, unchanged):
+    run_expecting(lab, tmp_path, ["[F9] cluster: vllm_server_tensor_parallel_size 4 x vllm_server_pipeline_parallel_size 1 = 4",
+                                  "the inventory has 2 nodes x 1 GPUs = 2"], "-e", "vllm_server_tensor_parallel_size=4")
+
+
+def test_empty_model(lab, tmp_path, unchanged):
+    run_expecting(lab, tmp_path, ["vllm_server_model is empty: vLLM would have nothing to serve"], "-e", "vllm_server_model=")
+
+
+@pytest.mark.parametrize("variable", ["vllm_server_port", "vllm_cluster_ray_port"])
+def test_port_out_of_range(lab, tmp_path, unchanged, variable):
+    run_expecting(lab, tmp_path, [f"{variable}=70000 is not a TCP port (1-65535)"], "-e", f"{variable}=70000")
+
+
+def test_image_archive_missing(lab, tmp_path, unchanged):
+    run_expecting(lab, tmp_path, ["vllm_cluster_image_archive=/srv/lab-images/missing.tar does not exist on the node"],
+                  "-e", "vllm_cluster_image_archive=/srv/lab-images/missing.tar")
+
+
+@pytest.fixture()
+def image_with_old_ray(lab):
+    """The runtime image with Ray reporting 2.50.0 (token authentication came in 2.52), built in spark-1."""
+    image = lab.node("spark-1", "docker", "inspect", "--format", "{{.Config.Image}}", "vllm-cluster-ray-head").stdout.strip()
+    dockerfile = (
+        f"FROM {image}\n"
+        "RUN sed -i 's/^version = .*/version = \"2.50.0\"/' /opt/venv/lib/python3.11/site-packages/ray/_version.py\n"
+    )
+    tag = "inferops-lab/runtime:old-ray-test"
+    lab.node("spark-1", "docker", "build", "-q", "-t", tag, "-", stdin=dockerfile)
+    yield tag
+    lab.node("spark-1", "docker", "rmi", tag)
+
+
+def test_token_auth_required_with_a_ray_that_lacks_it(lab, tmp_path, image_with_old_ray, unchanged):
+    run_expecting(lab, tmp_path, ["vllm_cluster_ray_auth=token, but inferops-lab/runtime:old-ray-test has Ray 2.50.0",
+                                  "token authentication needs Ray 2.52.0+"],
+                  "--limit", "spark-1", "-e", f"vllm_cluster_image={image_with_old_ray}", "-e", "vllm_cluster_image_archive=",
+                  "-e", "vllm_cluster_ray_auth=token")

@@ -1,0 +1,89 @@
+"""Safe by default: the dashboard and Jobs API closed to other nodes, a Ray client without the token
+refused, and the token and API key in no output (even -vvv), no container metadata, no report."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import REPO
+from test_vllm_server import api_key
+
+HEAD_IC = "198.18.1.12"
+
+
+def ray_token() -> str:
+    return (REPO / "inventories" / "lab" / "credentials" / "ray_auth_token").read_text().strip()
+
+
+def probe_port(lab, host, address, port) -> str:
+    script = (
+        "import socket,sys\n"
+        "s=socket.socket(); s.settimeout(3)\n"
+        "try:\n s.connect((sys.argv[1], int(sys.argv[2]))); print('open')\n"
+        "except OSError as e:\n print('closed', type(e).__name__)\n"
+    )
+    return lab.node(host, "python3", "-c", script, address, str(port)).stdout.strip()
+
+
+def runtime_image(lab) -> str:
+    return lab.node("spark-1", "docker", "inspect", "--format", "{{.Config.Image}}", "vllm-cluster-ray-head").stdout.strip()
+
+
+def test_dashboard_and_jobs_api_unreachable_from_the_other_node(lab):
+    assert probe_port(lab, "spark-2", HEAD_IC, 8265).startswith("closed")
+    # on the head itself it does serve (bound to loopback), so the closed port above is the binding, not a dead dashboard
+    assert probe_port(lab, "spark-1", "127.0.0.1", 8265) == "open"
+
+
+def test_ray_client_without_the_token_is_refused(lab):
+    image = runtime_image(lab)
+    status = ["ray", "status", f"--address={HEAD_IC}:6379"]
+    refused = lab.node("spark-2", "docker", "run", "--rm", "--network", "host", image, "timeout", "60", *status, check=False)
+    assert refused.returncode != 0
+    assert "InvalidAuthToken" in refused.stdout + refused.stderr
+    # the same client with the cluster's token file is let in
+    admitted = lab.node(
+        "spark-2", "docker", "run", "--rm", "--network", "host",
+        "-v", "/etc/inferops-vllm-cluster:/etc/inferops-vllm-cluster:ro",
+        "-e", "RAY_AUTH_MODE=token", "-e", "RAY_AUTH_TOKEN_PATH=/etc/inferops-vllm-cluster/ray_auth_token",
+        image, "timeout", "60", *status, check=False,
+    )
+    assert admitted.returncode == 0, admitted.stdout[-2000:] + admitted.stderr[-2000:]
+
+
+def test_secrets_appear_in_no_output_even_at_vvv(lab, tmp_path):
+    secrets = [ray_token(), api_key()]
+    result = lab.playbook(tmp_path, "-vvv", "-e", "vllm_cluster_restart=true", "--tags", "vllm")
+    assert result.returncode == 0, result.stderr[-2000:]
+    for secret in secrets:
+        assert secret not in result.stdout and secret not in result.stderr
+
+
+def test_secrets_only_in_root_only_files_and_never_in_container_metadata(lab):
+    secrets = [ray_token(), api_key()]
+    for host in ("spark-1", "spark-2"):
+        listing = lab.node(host, "stat", "-c", "%a %U %n", "/etc/inferops-vllm-cluster",
+                           *[f"/etc/inferops-vllm-cluster/{f}" for f in lab.node(host, "ls", "/etc/inferops-vllm-cluster").stdout.split()])
+        for line in listing.stdout.splitlines():
+            mode, owner, path = line.split(" ", 2)
+            assert owner == "root" and mode in ("700", "600"), line
+        ids = lab.node(host, "docker", "ps", "-aq", "--filter", "label=inferops.vllm_cluster.cluster").stdout.split()
+        metadata = lab.node(host, "docker", "inspect", *ids).stdout
+        processes = lab.node(host, "ps", "-eo", "args").stdout
+        for secret in secrets:
+            assert secret not in metadata, f"a secret is in docker inspect on {host}"
+            assert secret not in processes, f"a secret is on a command line on {host}"
+        env_files = lab.node(host, "sh", "-c", "cat /etc/inferops-vllm-cluster/*.env").stdout
+        for secret in secrets:
+            assert secret not in env_files
+    assert json.loads(metadata)  # the inspected containers were really there
+
+
+def test_diagnose_report_masks_secrets(lab, tmp_path):
+    report = tmp_path / "diagnose.md"
+    result = lab.playbook(tmp_path, "--check", "-e", f"diagnose_report={report}", playbook="playbooks/diagnose.yml")
+    assert result.returncode == 0, (result.stdout + result.stderr)[-2000:]
+    text = report.read_text()
+    assert "spark-1" in text and "198.18.1.12" in text and "Every check passed." in text
+    for secret in [ray_token(), api_key()]:
+        assert secret not in text

@@ -1,7 +1,8 @@
 # inferops.vllm_cluster: the lab and the test suite.
 #   make lab        set up this machine, build the lab images, start the lab, run site.yml on it
 #   make lab-down   remove the lab (containers, networks, volumes labelled inferops.vllm_cluster.lab)
-#   make test       everything CI runs: lint, unit tests, sanity, molecule scenarios
+#   make test       everything CI runs: lint, unit tests, sanity, molecule scenarios, integration
+#   make bench      speed and memory on the lab, beside the hand procedure -> docs/benchmarks.md
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := help
@@ -18,7 +19,7 @@ LAB_INVENTORIES ?= inventories/lab
 LAB_I := $(addprefix -i ,$(LAB_INVENTORIES))
 MOLECULE_SCENARIOS ?= default incident restarts
 
-.PHONY: help setup host lab-images lab lab-up lab-down test lint unit sanity molecule integration clean
+.PHONY: help setup host lab-images lab lab-up lab-down test lint unit sanity molecule integration bench clean
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -67,6 +68,10 @@ molecule: setup lab-images
 # Real playbook runs against a converged lab (tests/integration); the lab is removed afterwards.
 integration: lab
 	status=0; pytest -q tests/integration || status=$$?; $(MAKE) lab-down; exit $$status
+
+# Unattended, under 20 minutes; the lab (up to 4 nodes) is removed afterwards.
+bench: setup lab-images
+	status=0; python3 bench/run.py || status=$$?; $(MAKE) lab-down LAB_INVENTORIES="inventories/lab inventories/lab-3node inventories/lab-4node"; exit $$status
 
 clean: lab-down
 	rm -rf $(VENV) .ansible .cache

@@ -147,3 +147,21 @@ def gcs_blocked_from_spark2(lab):
 def test_worker_cannot_reach_the_gcs_f6(lab, tmp_path, gcs_blocked_from_spark2, unchanged):
     run_expecting(lab, tmp_path, ["[F6] spark-2: cannot open TCP to the Ray head's GCS at 198.18.1.12:6379",
                                   "ping -I eth1 198.18.1.12"], "-e", "ray_worker_gcs_reach_timeout=5")
+
+
+def test_logind_remove_ipc_for_a_login_user_f13(lab, tmp_path, unchanged):
+    # The lab's nodes have systemd's tools but no running systemd: logind's configuration is read from
+    # its files, as on a Spark. Connecting as a uid-1000 user (a Spark's login user) makes it apply.
+    args = ["--tags", "preflight", "-e", "preflight_check_logind=true", "-e", "ansible_user=operator-1000"]
+    run_expecting(lab, tmp_path, ["[F13] spark-1: systemd-logind RemoveIPC=yes applies to operator-1000 (uid 1000, no linger)",
+                                  "add RemoveIPC=no to /etc/systemd/logind.conf.d/"], *args)
+    lab.node("spark-1", "sh", "-c", "mkdir -p /etc/systemd/logind.conf.d && printf '[Login]\\nRemoveIPC=no\\n' "
+             ">/etc/systemd/logind.conf.d/inferops-test.conf")
+    lab.node("spark-2", "sh", "-c", "mkdir -p /etc/systemd/logind.conf.d && printf '[Login]\\nRemoveIPC=no\\n' "
+             ">/etc/systemd/logind.conf.d/inferops-test.conf")
+    try:
+        fixed = lab.playbook(tmp_path, *args)
+        assert fixed.returncode == 0, (fixed.stdout + fixed.stderr)[-3000:]
+    finally:
+        for host in ("spark-1", "spark-2"):
+            lab.node(host, "rm", "-f", "/etc/systemd/logind.conf.d/inferops-test.conf")

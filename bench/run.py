@@ -21,9 +21,9 @@ import time
 REPO = pathlib.Path(__file__).resolve().parents[1]
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
 RAY_ALONE_CAP = int(os.environ.get("BENCH_RAY_ALONE_CAP", "30"))
-LAB2 = ["inventories/lab"]
-LAB3 = LAB2 + ["inventories/lab-3node"]
-LAB4 = LAB3 + ["inventories/lab-4node"]
+LAB2 = ("inventories/lab",)
+LAB3 = LAB2 + ("inventories/lab-3node",)
+LAB4 = LAB3 + ("inventories/lab-4node",)
 HEAD_IC, HEAD_MGMT = "198.18.1.12", "198.18.0.180"
 ENV = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
 
@@ -88,14 +88,14 @@ def cold_converge() -> dict:
 
 def noop_rerun() -> dict:
     playbook()  # converge everything, vLLM included
-    runs = [playbook() for _ in range(RUNS)]
+    runs = [playbook() for _run in range(RUNS)]
     log(f"no-op re-runs: {[round(r['seconds'], 1) for r in runs]} s, changed {[r['changed'] for r in runs]}")
     return {"seconds": median(r["seconds"] for r in runs), "changed": max(r["changed"] for r in runs)}
 
 
 def restarts() -> dict:
-    vllm = [playbook("--tags", "vllm", "-e", "vllm_cluster_restart=true")["seconds"] for _ in range(RUNS)]
-    ray = [playbook("--tags", "ray", "-e", "vllm_cluster_restart=true")["seconds"] for _ in range(RUNS)]
+    vllm = [playbook("--tags", "vllm", "-e", "vllm_cluster_restart=true")["seconds"] for _run in range(RUNS)]
+    ray = [playbook("--tags", "ray", "-e", "vllm_cluster_restart=true")["seconds"] for _run in range(RUNS)]
     log(f"restarts: vllm {vllm}, ray {ray}")
     return {"vllm": median(vllm), "ray": median(ray)}
 
@@ -127,7 +127,7 @@ def incident() -> dict:
         # as on the Sparks: the head started without --node-ip-address, the worker joined over the interconnect
         node("spark-1", "docker", "run", "-d", "--name", "bench-ray-head", "--network", "host", "--init", image, "ray", "start",
              "--head", "--port=6379", "--num-gpus=1", "--object-store-memory=268435456", "--disable-usage-stats", "--block")
-        for _ in range(60):
+        for _attempt in range(60):
             if node("spark-1", "docker", "exec", "bench-ray-head", "ray", "health-check", f"--address={HEAD_MGMT}:6379", check=False).returncode == 0:
                 break
             time.sleep(2)
@@ -154,7 +154,7 @@ def scale() -> dict:
     for count, inventories in ((2, LAB2), (3, LAB3), (4, LAB4)):
         playbook(inventories=inventories, playbook_path="lab/playbooks/create.yml")
         playbook("--skip-tags", "vllm", inventories=inventories)
-        runs = [playbook("--tags", "validate", inventories=inventories) for _ in range(RUNS)]
+        runs = [playbook("--tags", "validate", inventories=inventories) for _run in range(RUNS)]
         figures[count] = {"seconds": median(r["seconds"] for r in runs), "peak_mb": max(r["peak_mb"] for r in runs)}
         log(f"scale {count} nodes: {figures[count]}")
     return figures

@@ -47,6 +47,23 @@ class Lab:
             cwd=REPO, env=env, text=True, capture_output=True, timeout=900, check=False,
         )
 
+    def expect_failure(self, tmp_path: pathlib.Path, expected: list[str], *args: str, hosts: dict | None = None) -> str:
+        """Run site.yml expecting it to fail with every string of `expected` in its output."""
+        result = self.playbook(tmp_path, *args, hosts=hosts)
+        output = result.stdout + result.stderr
+        assert result.returncode != 0, output[-3000:]
+        missing = [text for text in expected if text not in output]
+        assert not missing, f"missing {missing} in:\n{output[-4000:]}"
+        return output
+
+
+@pytest.fixture()
+def unchanged(lab):
+    """Fails the test when any container of any node was created, changed or restarted during it."""
+    before = lab.containers()
+    yield
+    assert lab.containers() == before, "a failed run must not create, change or restart any container"
+
 
 @pytest.fixture(scope="session")
 def lab() -> Lab:

@@ -5,26 +5,24 @@ from __future__ import annotations
 
 import pytest
 
-from test_preflight import run_expecting, unchanged  # noqa: F401  (the fixture is used by name)
-
 
 def test_parallelism_above_the_inventorys_gpus(lab, tmp_path, unchanged):
-    run_expecting(lab, tmp_path, ["[F9] cluster: vllm_server_tensor_parallel_size 4 x vllm_server_pipeline_parallel_size 1 = 4",
+    lab.expect_failure(tmp_path, ["[F9] cluster: vllm_server_tensor_parallel_size 4 x vllm_server_pipeline_parallel_size 1 = 4",
                                   "the inventory has 2 nodes x 1 GPUs = 2"], "-e", "vllm_server_tensor_parallel_size=4")
 
 
 def test_empty_model(lab, tmp_path, unchanged):
-    run_expecting(lab, tmp_path, ["vllm_server_model is empty: vLLM would have nothing to serve"], "-e", "vllm_server_model=")
+    lab.expect_failure(tmp_path, ["vllm_server_model is empty: vLLM would have nothing to serve"], "-e", "vllm_server_model=")
 
 
 @pytest.mark.parametrize("variable", ["vllm_server_port", "vllm_cluster_ray_port"])
 def test_port_out_of_range(lab, tmp_path, unchanged, variable):
-    run_expecting(lab, tmp_path, [f"{variable}=70000 is not a TCP port (1-65535)"], "-e", f"{variable}=70000")
+    lab.expect_failure(tmp_path, [f"{variable}=70000 is not a TCP port (1-65535)"], "-e", f"{variable}=70000")
 
 
 def test_image_archive_missing(lab, tmp_path, unchanged):
-    run_expecting(lab, tmp_path, ["vllm_cluster_image_archive=/srv/lab-images/missing.tar does not exist on the node"],
-                  "-e", "vllm_cluster_image_archive=/srv/lab-images/missing.tar")
+    lab.expect_failure(tmp_path, ["vllm_cluster_image_archive=/srv/lab-images/missing.tar does not exist on the node"],
+                       "-e", "vllm_cluster_image_archive=/srv/lab-images/missing.tar")
 
 
 @pytest.fixture()
@@ -42,7 +40,7 @@ def image_with_old_ray(lab):
 
 
 def test_token_auth_required_with_a_ray_that_lacks_it(lab, tmp_path, image_with_old_ray, unchanged):
-    run_expecting(lab, tmp_path, ["vllm_cluster_ray_auth=token, but inferops-lab/runtime:old-ray-test has Ray 2.50.0",
+    lab.expect_failure(tmp_path, ["vllm_cluster_ray_auth=token, but inferops-lab/runtime:old-ray-test has Ray 2.50.0",
                                   "token authentication needs Ray 2.52.0+"],
-                  "--limit", "spark-1", "-e", f"vllm_cluster_image={image_with_old_ray}", "-e", "vllm_cluster_image_archive=",
-                  "-e", "vllm_cluster_ray_auth=token")
+                       "--limit", "spark-1", "-e", f"vllm_cluster_image={image_with_old_ray}", "-e", "vllm_cluster_image_archive=",
+                       "-e", "vllm_cluster_ray_auth=token")

@@ -40,61 +40,45 @@ def no_head(hosts: dict) -> dict:
     return hosts
 
 
-@pytest.fixture()
-def unchanged(lab):
-    before = lab.containers()
-    yield
-    assert lab.containers() == before, "a failed preflight must not create, change or restart any container"
-
-
-def run_expecting(lab, tmp_path, expected: list[str], *args, hosts=None):
-    result = lab.playbook(tmp_path, *args, hosts=hosts)
-    output = result.stdout + result.stderr
-    assert result.returncode != 0, output[-3000:]
-    missing = [text for text in expected if text not in output]
-    assert not missing, f"missing {missing} in:\n{output[-4000:]}"
-    return output
-
-
 def test_invalid_cidr(lab, tmp_path, unchanged):
-    run_expecting(lab, tmp_path, ['vllm_cluster_interconnect_cidr="198.18.1.0/33" is not an IPv4 network'],
-                  "-e", "vllm_cluster_interconnect_cidr=198.18.1.0/33")
+    lab.expect_failure(tmp_path, ['vllm_cluster_interconnect_cidr="198.18.1.0/33" is not an IPv4 network'],
+                       "-e", "vllm_cluster_interconnect_cidr=198.18.1.0/33")
 
 
 def test_no_interconnect_address_f5(lab, tmp_path, unchanged):
-    run_expecting(lab, tmp_path, ["[F5] spark-1: no address inside the interconnect 198.18.7.0/24", "198.18.0.180"],
-                  "-e", "vllm_cluster_interconnect_cidr=198.18.7.0/24")
+    lab.expect_failure(tmp_path, ["[F5] spark-1: no address inside the interconnect 198.18.7.0/24", "198.18.0.180"],
+                       "-e", "vllm_cluster_interconnect_cidr=198.18.7.0/24")
 
 
 def test_configured_ip_outside_cidr_f5(lab, tmp_path, unchanged):
     hosts = with_host_vars(lab.hosts, "spark-2", vllm_cluster_node_ip="198.18.0.181")
-    run_expecting(lab, tmp_path, ["[F5] spark-2: vllm_cluster_node_ip=198.18.0.181 lies outside the interconnect 198.18.1.0/24"],
-                  hosts=hosts)
+    lab.expect_failure(tmp_path, ["[F5] spark-2: vllm_cluster_node_ip=198.18.0.181 lies outside the interconnect 198.18.1.0/24"],
+                       hosts=hosts)
 
 
 def test_configured_ip_not_on_host_f5(lab, tmp_path, unchanged):
     hosts = with_host_vars(lab.hosts, "spark-2", vllm_cluster_node_ip="198.18.1.99")
-    run_expecting(lab, tmp_path, ["[F5] spark-2: vllm_cluster_node_ip=198.18.1.99 is not assigned on any interface",
+    lab.expect_failure(tmp_path, ["[F5] spark-2: vllm_cluster_node_ip=198.18.1.99 is not assigned on any interface",
                                   "interconnect addresses here: 198.18.1.13"], hosts=hosts)
 
 
 def test_interface_absent_f7(lab, tmp_path, unchanged):
     hosts = with_host_vars(lab.hosts, "spark-1", vllm_cluster_interconnect_interface="enp1s0f1np1")
-    run_expecting(lab, tmp_path, ['[F7] spark-1: interface "enp1s0f1np1" does not exist', "198.18.1.12 is on eth1"], hosts=hosts)
+    lab.expect_failure(tmp_path, ['[F7] spark-1: interface "enp1s0f1np1" does not exist', "198.18.1.12 is on eth1"], hosts=hosts)
 
 
 def test_interface_without_the_address_f7(lab, tmp_path, unchanged):
     hosts = with_host_vars(lab.hosts, "spark-1", vllm_cluster_interconnect_interface="eth0")
-    run_expecting(lab, tmp_path, ['[F7] spark-1: interface "eth0" does not carry 198.18.1.12'], hosts=hosts)
+    lab.expect_failure(tmp_path, ['[F7] spark-1: interface "eth0" does not carry 198.18.1.12'], hosts=hosts)
 
 
 def test_two_heads(lab, tmp_path, unchanged):
-    run_expecting(lab, tmp_path, ["The ray_head group holds 2 hosts (spark-1, spark-2); expected exactly one"],
-                  hosts=two_heads(lab.hosts))
+    lab.expect_failure(tmp_path, ["The ray_head group holds 2 hosts (spark-1, spark-2); expected exactly one"],
+                       hosts=two_heads(lab.hosts))
 
 
 def test_no_head(lab, tmp_path, unchanged):
-    run_expecting(lab, tmp_path, ["The ray_head group holds 0 hosts (none); expected exactly one"], hosts=no_head(lab.hosts))
+    lab.expect_failure(tmp_path, ["The ray_head group holds 0 hosts (none); expected exactly one"], hosts=no_head(lab.hosts))
 
 
 @pytest.fixture()
@@ -110,11 +94,11 @@ def shared_address(lab):
 def test_duplicate_node_ips_f8(lab, tmp_path, shared_address, unchanged):
     hosts = with_host_vars(lab.hosts, "spark-1", vllm_cluster_node_ip=shared_address)
     hosts = with_host_vars(hosts, "spark-2", vllm_cluster_node_ip=shared_address)
-    run_expecting(lab, tmp_path, [f"[F8] {shared_address} on spark-1 and spark-2"], hosts=hosts)
+    lab.expect_failure(tmp_path, [f"[F8] {shared_address} on spark-1 and spark-2"], hosts=hosts)
 
 
 def test_two_interconnect_addresses_need_a_choice_f5(lab, tmp_path, shared_address, unchanged):
-    run_expecting(lab, tmp_path, ["[F5] spark-1: 2 addresses inside the interconnect 198.18.1.0/24",
+    lab.expect_failure(tmp_path, ["[F5] spark-1: 2 addresses inside the interconnect 198.18.1.0/24",
                                   f"{shared_address} on eth1", "Fix: set vllm_cluster_node_ip in host_vars/spark-1"])
 
 
@@ -126,8 +110,8 @@ def smaller_mtu_on_spark2(lab):
 
 
 def test_mtu_mismatch_fails_when_asked_f12(lab, tmp_path, smaller_mtu_on_spark2, unchanged):
-    run_expecting(lab, tmp_path, ["[F12] interconnect MTU differs between nodes", "spark-1 eth1 1500", "spark-2 eth1 1400"],
-                  "-e", "vllm_cluster_mtu_mismatch=fail")
+    lab.expect_failure(tmp_path, ["[F12] interconnect MTU differs between nodes", "spark-1 eth1 1500", "spark-2 eth1 1400"],
+                       "-e", "vllm_cluster_mtu_mismatch=fail")
 
 
 def test_mtu_mismatch_only_warns_by_default_f12(lab, tmp_path, smaller_mtu_on_spark2, unchanged):
@@ -145,7 +129,7 @@ def gcs_blocked_from_spark2(lab):
 
 
 def test_worker_cannot_reach_the_gcs_f6(lab, tmp_path, gcs_blocked_from_spark2, unchanged):
-    run_expecting(lab, tmp_path, ["[F6] spark-2: cannot open TCP to the Ray head's GCS at 198.18.1.12:6379",
+    lab.expect_failure(tmp_path, ["[F6] spark-2: cannot open TCP to the Ray head's GCS at 198.18.1.12:6379",
                                   "ping -I eth1 198.18.1.12"], "-e", "ray_worker_gcs_reach_timeout=5")
 
 
@@ -153,7 +137,7 @@ def test_logind_remove_ipc_for_a_login_user_f13(lab, tmp_path, unchanged):
     # The lab's nodes have systemd's tools but no running systemd: logind's configuration is read from
     # its files, as on a Spark. Connecting as a uid-1000 user (a Spark's login user) makes it apply.
     args = ["--tags", "preflight", "-e", "preflight_check_logind=true", "-e", "ansible_user=operator-1000"]
-    run_expecting(lab, tmp_path, ["[F13] spark-1: systemd-logind RemoveIPC=yes applies to operator-1000 (uid 1000, no linger)",
+    lab.expect_failure(tmp_path, ["[F13] spark-1: systemd-logind RemoveIPC=yes applies to operator-1000 (uid 1000, no linger)",
                                   "add RemoveIPC=no to /etc/systemd/logind.conf.d/"], *args)
     lab.node("spark-1", "sh", "-c", "mkdir -p /etc/systemd/logind.conf.d && printf '[Login]\\nRemoveIPC=no\\n' "
              ">/etc/systemd/logind.conf.d/inferops-test.conf")

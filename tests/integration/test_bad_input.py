@@ -20,6 +20,15 @@ def test_port_out_of_range(lab, tmp_path, unchanged, variable):
     lab.expect_failure(tmp_path, [f"{variable}=70000 is not a TCP port (1-65535)"], "-e", f"{variable}=70000")
 
 
+@pytest.mark.parametrize(("override", "message"), [
+    ("vllm_cluster_ray_node_manager_port=8000", "vllm_cluster_ray_node_manager_port=8000 is also given to vllm_server_port"),
+    ("vllm_server_port=12000", "vllm_server_port=12000 lies inside Ray's worker port range 10002-19999"),
+    ("vllm_cluster_ray_min_worker_port=20000", "vllm_cluster_ray_min_worker_port=20000 is not below vllm_cluster_ray_max_worker_port=19999"),
+])
+def test_ports_that_would_collide(lab, tmp_path, unchanged, override, message):
+    lab.expect_failure(tmp_path, [message], "-e", override)
+
+
 def test_image_archive_missing(lab, tmp_path, unchanged):
     lab.expect_failure(tmp_path, ["vllm_cluster_image_archive=/srv/lab-images/missing.tar does not exist on the node"],
                        "-e", "vllm_cluster_image_archive=/srv/lab-images/missing.tar")

@@ -54,6 +54,23 @@ def test_worker_joins_the_head_over_the_interconnect_pinned_to_its_own(render):
     assert "--node-ip-address=192.168.200.13" in command
 
 
+@pytest.mark.parametrize("host", ["spark-1", "spark-2"])
+def test_every_ray_port_is_pinned_and_closed_to_all_but_the_interconnect(render, host):
+    command = container(render, host)["command"]
+    for flag in ("--node-manager-port=6380", "--object-manager-port=6381", "--dashboard-agent-grpc-port=6382",
+                 "--metrics-export-port=6383", "--runtime-env-agent-port=6384", "--dashboard-agent-listen-port=52365",
+                 "--min-worker-port=10002", "--max-worker-port=19999"):
+        assert flag in command
+    assert ("--ray-client-server-port=10001" in command) == (host == "spark-1")
+    env = env_file(render, host)
+    assert (env["AUTOSCALER_METRIC_PORT"], env["DASHBOARD_METRIC_PORT"]) == ("44217", "44227")
+    rules = (render / host / "ray-firewall.nft").read_text()
+    assert "elements = { 6379, 6380, 6381, 6382, 6383, 6384, 8265, 10001, 44217, 44227, 52365, 10002-19999 }" in rules
+    accepts = [line.strip() for line in rules.splitlines() if line.strip().endswith("accept")]
+    assert accepts == ['iif "lo" accept', "ct state established,related accept", "ip saddr 192.168.200.0/24 accept"]
+    assert "tcp dport @ray_ports counter reject with tcp reset" in rules
+
+
 @pytest.mark.parametrize(("host", "ip"), [("spark-1", "192.168.200.12"), ("spark-2", "192.168.200.13")])
 def test_env_pins_every_layer_to_the_interconnect(render, host, ip):
     env = env_file(render, host)

@@ -87,3 +87,12 @@ def test_bad_firewall_source_fails_before_anything_changes(lab, tmp_path, unchan
     assert result.returncode != 0
     assert "ray_firewall_allowed_cidrs" in output and "198.18.2.0/33" in output, output[-3000:]
     assert TABLE not in lab.node("spark-1", "nft", "list", "tables").stdout
+
+
+def test_boot_unit_without_systemd_fails_before_anything_changes(lab, tmp_path, unchanged):
+    # the lab's nodes run tini, not systemd: asking for the boot unit there must say so, not half-install
+    result = lab.playbook(tmp_path, "--tags", "ray_firewall", *ON, "-e", "ray_firewall_persist=true")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "ray_firewall_persist=true needs systemd as the service manager" in output, output[-3000:]
+    assert TABLE not in lab.node("spark-1", "nft", "list", "tables").stdout

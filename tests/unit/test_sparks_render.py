@@ -69,6 +69,12 @@ def test_every_ray_port_is_pinned_and_closed_to_all_but_the_interconnect(render,
     accepts = [line.strip() for line in rules.splitlines() if line.strip().endswith("accept")]
     assert accepts == ['iif "lo" accept', "ct state established,related accept", "ip saddr 192.168.200.0/24 accept"]
     assert "tcp dport @ray_ports counter reject with tcp reset" in rules
+    # reloaded at boot before Docker's restart policy brings Ray back, and after nftables.service's `flush ruleset`
+    unit = dict(line.split("=", 1) for line in (render / host / "ray-firewall.service").read_text().splitlines()
+                if "=" in line and not line.startswith("#"))
+    assert unit["ExecStart"] == "/usr/sbin/nft -f /etc/inferops-vllm-cluster/ray-firewall.nft"
+    assert "docker.service" in unit["Before"].split() and unit["After"] == "nftables.service"
+    assert unit["ExecStop"] == "/usr/sbin/nft delete table inet inferops_vllm_cluster_ray"
 
 
 @pytest.mark.parametrize(("host", "ip"), [("spark-1", "192.168.200.12"), ("spark-2", "192.168.200.13")])

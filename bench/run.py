@@ -197,7 +197,7 @@ def write_report(results: dict, minutes: float) -> None:
         "",
         "## Scale: the validate step (`site.yml --tags validate`, node table and dry-runs) by cluster size",
         "",
-        "| nodes | validate step | controller peak RSS (ansible-playbook and its forks) |",
+        "| nodes | validate step | controller peak RSS (the largest ansible-playbook process, GNU time) |",
         "|---|---|---|",
     ]
     for count, figure in sc.items():

@@ -128,7 +128,7 @@ print(len(ready), len(pending), round(time.monotonic() - started, 1))
 def vllm_pg_wait_timeout(image: str) -> str:
     """How long vLLM's Ray executor waits for its placement group before raising, read from the image."""
     source = node("spark-1", "docker", "run", "--rm", image, "python3", "-c",
-                  "import vllm.v1.executor.ray_utils as m, inspect; print(m.PG_WAIT_TIMEOUT)", check=False)
+                  "import vllm.v1.executor.ray_utils as m; print(m.PG_WAIT_TIMEOUT)", check=False)
     return source.stdout.strip().splitlines()[-1] if source.returncode == 0 else "unknown"
 
 

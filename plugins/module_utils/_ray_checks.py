@@ -50,6 +50,14 @@ MESSAGES: dict[str, str] = {
         "vllm_cluster_gpus_per_node and that every node's container got its GPU (docker_runtime's GPU probe). "
         "See {doc}#f14"
     ),
+    "F8_RAY": (
+        "[F8] {host}: {count} alive Ray nodes registered {address} after {timeout} s (ids {node_ids}). Usually "
+        "the raylet of a node restarted without a clean stop, which Ray has not yet declared dead; otherwise two "
+        "hosts share the address. vLLM needs one node per address ('Every node should have a unique IP address') "
+        "and its workers could be placed on the stale one. Fix: re-run site.yml --tags validate; if this persists, "
+        "restart {host}'s Ray container (site.yml --tags ray --limit {host} -e vllm_cluster_restart=true) or give "
+        "each host its own vllm_cluster_node_ip. See {doc}#f8"
+    ),
     "F15": (
         "[F15] {host}: the Ray node at {address} (id {node_id}) is dead and no alive node replaced it. "
         "Fix: look at `docker logs` of the Ray container on {host} and restart it "
@@ -221,6 +229,17 @@ def check_nodes(
                       _message("F14_COUNT", alive=len(live), expected_nodes=wanted, timeout=timeout,
                                alive_addresses=", ".join(sorted(live_addresses)) or "none"))
         )
+
+    by_address: dict[str, list[Node]] = {}
+    for node in live:
+        by_address.setdefault(node.address, []).append(node)
+    for address, sharing in sorted(by_address.items()):
+        if len(sharing) > 1:
+            violations.append(
+                Violation("F8", label(sharing[0]), address,
+                          _message("F8_RAY", host=label(sharing[0]), count=len(sharing), address=address,
+                                   timeout=timeout, node_ids=", ".join(sorted(n.node_id[:12] for n in sharing))))
+            )
 
     for node in nodes:
         if not node.alive and node.address not in live_addresses and (node.host is None or node.host not in live_hosts):

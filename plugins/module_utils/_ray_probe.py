@@ -15,7 +15,7 @@ import typing as t
 RESULT_MARKER = "RAY_CLUSTER_CHECK_RESULT="
 
 # Runs inside the container: Python 3 and Ray, nothing from this collection. Modes:
-#   table  - wait (bounded) until enough nodes are alive, then return ray.nodes()
+#   table  - wait (bounded) until enough nodes are alive, one per address, then return ray.nodes()
 #   dryrun - create vLLM's placement group and let every worker dial the driver's address
 PROBE_SOURCE = r'''
 import json, os, socket, sys, threading, time
@@ -42,7 +42,10 @@ if params["mode"] == "table":
         rows = node_rows()
         live = [r for r in rows if r["Alive"]]
         addresses = set(r["NodeManagerAddress"] for r in live)
-        if (want_count and len(live) >= want_count) or (want_ips and want_ips <= addresses):
+        # A node restarted without a clean stop registers anew while Ray still counts its previous
+        # raylet alive at the same address for several seconds: wait until that one is declared dead.
+        unique = len(addresses) == len(live)
+        if unique and ((want_count and len(live) >= want_count) or (want_ips and want_ips <= addresses)):
             break
         if not want_count and not want_ips:
             break

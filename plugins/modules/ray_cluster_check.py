@@ -11,11 +11,12 @@ version_added: 0.1.0
 author: inferops engineering (@inferops)
 description:
   - Asks Ray itself (C(ray.nodes())), inside the container where Ray runs or with a local C(ray), and waits
-    (bounded) until the expected nodes are alive.
+    (bounded) until the expected nodes are alive, one per address (a node restarted without a clean stop
+    shows twice at its address until Ray declares the previous raylet dead).
   - Fails, with one message per problem naming the inventory host, the address, the interconnect and the fix,
     when an alive node registered an address outside O(interconnect_cidr) (head F1, worker F4; loopback and
     C(127.0.1.1) count as outside), when a node's C(node:<ip>) resource is not that host's C(VLLM_HOST_IP) (F2),
-    when expected nodes or GPUs are missing (F14), when a node died and nothing replaced it (F15), and when
+    when two alive nodes share an address (F8), when expected nodes or GPUs are missing (F14), when a node died and nothing replaced it (F15), and when
     tensor x pipeline parallelism exceeds the GPUs Ray sees (F9).
   - When the node table is sound, runs two dry-runs of what vLLM does next (O(dry_run)) and fails on them too. First,
     the placement group vLLM requests (one 1-GPU bundle per rank, bundle 0 pinned to C(node:<driver ip>)) is
@@ -61,7 +62,7 @@ options:
     type: str
     default: unix:///var/run/docker.sock
   timeout:
-    description: Seconds to wait for the expected nodes to be alive before judging the table.
+    description: Seconds to wait for the expected nodes to be alive, one per address, before judging the table.
     type: int
     default: 60
   dry_run:

@@ -9,6 +9,12 @@ import time
 from test_vllm_server import api_key, get_models
 
 
+def worker_log_since_start(lab):
+    started = lab.node("spark-2", "docker", "inspect", "-f", "{{.State.StartedAt}}", "vllm-cluster-ray-worker").stdout.strip()
+    logs = lab.node("spark-2", "docker", "logs", "--since", started, "vllm-cluster-ray-worker", check=False)
+    return logs.stdout + logs.stderr
+
+
 def converge(lab, tmp_path):
     result = lab.playbook(tmp_path)
     assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
@@ -27,6 +33,25 @@ def test_killed_worker_is_named_by_validate(lab, tmp_path):
         # once Ray has declared it dead, it is missing (F14) and dead (F15). Each names spark-2.
         assert any(f"[{code}] spark-2" in output for code in ("F4", "F14", "F15")), output[-3000:]
         assert time.monotonic() - started < 120
+    finally:
+        converge(lab, tmp_path)
+
+
+def test_worker_restarted_without_a_clean_stop_passes_validate_once_ray_drops_its_old_raylet(lab, tmp_path):
+    # SIGKILL, so the old raylet cannot unregister: Ray keeps it alive beside the new one for a few
+    # seconds, at the same address. Validate must wait that out instead of probing the stale node.
+    lab.node("spark-2", "docker", "kill", "vllm-cluster-ray-worker")
+    lab.node("spark-2", "docker", "start", "vllm-cluster-ray-worker")
+    deadline = time.monotonic() + 90
+    while "Ray runtime started" not in worker_log_since_start(lab):
+        assert time.monotonic() < deadline, "the restarted worker did not report `Ray runtime started`"
+        time.sleep(1)
+    try:
+        result = lab.playbook(tmp_path, "--tags", "validate")
+        output = result.stdout + result.stderr
+        assert result.returncode == 0, output[-3000:]
+        rows = re.findall(r"spark-2\s+198\.18\.1\.13\s+worker (alive|DEAD)", output)
+        assert rows.count("alive") == 1 and rows.count("DEAD") >= 1, output[-3000:]
     finally:
         converge(lab, tmp_path)
 

@@ -107,6 +107,16 @@ def test_dead_entry_of_a_restarted_node_is_history_not_a_failure():
     assert checks(nodes) == []
 
 
+def test_f8_two_alive_nodes_at_one_address_name_the_address_and_both_ids():
+    stale = raw("192.168.200.13", "spark-2", node_id="stale".ljust(56, "0"))
+    violations = checks(HEALTHY + [stale], expected_gpus=2)
+    assert [(v.check, v.host, v.address) for v in violations] == [("F8", "spark-2", "192.168.200.13")]
+    message = violations[0].message
+    assert "2 alive Ray nodes registered 192.168.200.13 after 60 s" in message
+    assert "stale0000000" in message and "spark-2-192." in message
+    assert "--limit spark-2" in message and "#f8" in message
+
+
 def test_f9_parallelism_above_gpus():
     violations = checks(HEALTHY, tensor_parallel_size=2, pipeline_parallel_size=2)
     assert [v.check for v in violations] == ["F9"]

@@ -176,7 +176,8 @@ def write_report(results: dict, minutes: float) -> None:
         "",
         f"Written by `make bench` on {datetime.date.today().isoformat()}, {machine()}; the lab (Docker-in-Docker nodes,",
         f"Ray {results['ray_version']}, vLLM CPU build, the tiny generated model). Medians of {RUNS} runs; the measuring run took",
-        f"{minutes:.1f} min in all (4 lab nodes created and loaded with the runtime image once, then removed).",
+        f"{minutes:.1f} min in all (4 lab nodes created and loaded with the runtime image once, then removed; spark-3 and",
+        "spark-4 stay paused until the scale rows need them).",
         "Timings are wall-clock seconds on a shared 2-core machine: compare rows, not machines.",
         "",
         "| figure | this collection | baseline | ratio |",
@@ -222,6 +223,9 @@ def main() -> None:
     playbook(inventories=LAB4, playbook_path="lab/playbooks/create.yml")
     playbook("--tags", "docker_runtime", inventories=LAB4)
     log(f"lab up after {(time.monotonic() - started) / 60:.1f} min")
+    # The nodes kept for the scale rows stand frozen until then: their engines' background work would
+    # otherwise share the two cores with every two-node figure.
+    subprocess.run(["docker", "pause", "inferops-lab-spark-3", "inferops-lab-spark-4"], check=True, capture_output=True)
     results = {"ray_version": node("spark-1", "docker", "run", "--rm", runtime_image(), "python3", "-c",
                                    "import ray; print(ray.__version__)").stdout.strip()}
     results["cold"] = cold_converge()
@@ -232,6 +236,7 @@ def main() -> None:
     results["footprint"] = footprint()
     results["restarts"] = restarts()
     node("spark-1", "docker", "rm", "-f", "vllm-cluster-vllm")  # the scale rows compare Ray alone, as the 2-node row
+    subprocess.run(["docker", "unpause", "inferops-lab-spark-3", "inferops-lab-spark-4"], check=True, capture_output=True)
     for count, inventories in ((3, LAB3), (4, LAB4)):
         # joining a node whose runtime the bring-up prepared, as an operator would (README, "Operating")
         playbook("--tags", "ray_worker", "--limit", f"spark-{count}", inventories=inventories)

@@ -16,8 +16,8 @@ description:
   - Fails, with one message per problem naming the inventory host, the address, the interconnect and the fix,
     when an alive node registered an address outside O(interconnect_cidr) (head F1, worker F4; loopback and
     C(127.0.1.1) count as outside), when a node's C(node:<ip>) resource is not that host's C(VLLM_HOST_IP) (F2),
-    when two alive nodes share an address (F8), when expected nodes or GPUs are missing (F14), when a node died and nothing replaced it (F15), and when
-    tensor x pipeline parallelism exceeds the GPUs Ray sees (F9).
+    when two alive nodes share an address (F8), when expected nodes or GPUs are missing (F14), when a node died
+    and nothing replaced it (F15), and when tensor x pipeline parallelism exceeds the GPUs Ray sees (F9).
   - When the node table is sound, runs two dry-runs of what vLLM does next (O(dry_run)) and fails on them too. First,
     the placement group vLLM requests (one 1-GPU bundle per rank, bundle 0 pinned to C(node:<driver ip>)) is
     created, awaited and removed (F2). Second, every worker, through a Ray task carrying a 2 MB object, opens TCP

@@ -89,6 +89,8 @@ def test_env_pins_every_layer_to_the_interconnect(render, host, ip):
     assert env["NCCL_IB_GID_INDEX"] == "3"
     assert env["NVIDIA_DRIVER_CAPABILITIES"] == "all"
     assert env["RAY_memory_monitor_refresh_ms"] == "0"  # GB10 unified memory
+    assert env["HF_HOME"] == "/root/.cache/huggingface"
+    assert env["VLLM_CACHE_ROOT"] == "/root/.cache/vllm"  # the mounted vllm_cluster_vllm_cache_dir
 
 
 @pytest.mark.parametrize("host", ["spark-1", "spark-2"])
@@ -101,6 +103,7 @@ def test_ray_container_shape(render, host):
     assert spec["devices"] == ["/dev/infiniband:/dev/infiniband"]
     assert "memlock:-1:-1" in spec["ulimits"] and "IPC_LOCK" in spec["capabilities"]
     assert "/var/lib/inferops-vllm-cluster/huggingface:/root/.cache/huggingface" in spec["volumes"]
+    assert "/var/lib/inferops-vllm-cluster/vllm:/root/.cache/vllm" in spec["volumes"]
     assert spec["env_file"] == "/etc/inferops-vllm-cluster/node.env"
     assert spec["labels"]["inferops.vllm_cluster.node"] == host
     assert spec["init"] is True and spec["restart_policy"] == "unless-stopped"

@@ -127,8 +127,12 @@ print(len(ready), len(pending), round(time.monotonic() - started, 1))
 
 def vllm_pg_wait_timeout(image: str) -> str:
     """How long vLLM's Ray executor waits for its placement group before raising, read from the image."""
-    source = node("spark-1", "docker", "run", "--rm", image, "python3", "-c",
-                  "import vllm.v1.executor.ray_utils as m; print(m.PG_WAIT_TIMEOUT)", check=False)
+    # read from the source, not imported: importing vLLM costs more than a dozen seconds here
+    source = node("spark-1", "docker", "run", "--rm", "--entrypoint", "python3", image, "-c",
+                  "import importlib.util, pathlib, re; "
+                  "source = pathlib.Path(importlib.util.find_spec('vllm').origin).parent / 'v1/executor/ray_utils.py'; "
+                  "print(re.search(r'^PG_WAIT_TIMEOUT\\s*=\\s*(\\d+)', source.read_text(), re.M).group(1))",
+                  check=False)
     return source.stdout.strip().splitlines()[-1] if source.returncode == 0 else "unknown"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import subprocess
 
 import pytest
@@ -12,6 +13,7 @@ import yaml
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 LAB_INVENTORY = REPO / "inventories" / "lab"
+PRELAUNCH_CHECK = "Check the cluster can host this model before loading it (F9, F2)"
 
 
 class Lab:
@@ -55,6 +57,15 @@ class Lab:
         missing = [text for text in expected if text not in output]
         assert not missing, f"missing {missing} in:\n{output[-4000:]}"
         return output
+
+
+def task_outcome(output: str, task: str, host: str) -> str:
+    """What the named task did on host in a playbook's output: ok, changed, skipping, failed..."""
+    header = output.find(f" : {task}]")
+    assert header >= 0, f"task {task!r} not in the output:\n{output[-3000:]}"
+    match = re.compile(rf"^(ok|changed|skipping|fatal|failed): \[{re.escape(host)}\b", re.M).search(output, header)
+    assert match, f"no result for {host} after task {task!r}"
+    return match.group(1)
 
 
 @pytest.fixture()

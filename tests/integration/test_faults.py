@@ -6,6 +6,7 @@ import re
 import subprocess
 import time
 
+from conftest import PRELAUNCH_CHECK, task_outcome
 from test_vllm_server import api_key, get_models
 
 
@@ -63,6 +64,8 @@ def test_head_restarted_by_hand_is_healed_by_site_yml(lab, tmp_path):
     result = converge(lab, tmp_path)
     # workers rejoined (validation passed inside site.yml) and vLLM answers
     assert "spark-2      198.18.1.13      worker alive" in result.stdout
+    # vLLM came back without repeating the placement and rendezvous dry-runs validate had just run
+    assert task_outcome(result.stdout, PRELAUNCH_CHECK, "spark-1") == "skipping"
     status, models = get_models(api_key())
     assert status == 200 and [m["id"] for m in models["data"]] == ["tiny-llama"]
 

@@ -9,7 +9,7 @@ import urllib.request
 
 import yaml
 
-from conftest import LAB_INVENTORY
+from conftest import LAB_INVENTORY, PRELAUNCH_CHECK, task_outcome
 
 HEAD_URL = "http://198.18.0.180:8000"
 
@@ -41,6 +41,8 @@ def test_wrong_model_path_fails_within_bound_with_vllms_error(lab, tmp_path):
 
     restored = lab.playbook(tmp_path, "--tags", "vllm")
     assert restored.returncode == 0, (restored.stdout + restored.stderr)[-3000:]
+    # nothing validated the cluster in a --tags vllm run: vLLM's own pre-launch check did
+    assert task_outcome(restored.stdout, PRELAUNCH_CHECK, "spark-1") == "ok"
     status, models = get_models(api_key())
     assert status == 200 and [m["id"] for m in models["data"]] == ["tiny-llama"]
     assert get_models(None)[0] == 401

@@ -14,6 +14,7 @@ import yaml
 REPO = pathlib.Path(__file__).resolve().parents[2]
 LAB_INVENTORY = REPO / "inventories" / "lab"
 PRELAUNCH_CHECK = "Check the cluster can host this model before loading it (F9, F2)"
+VALIDATE_CHECK = "Wait for every inventory host in Ray's node table, then check it (bounded by cluster_validate_timeout)"
 
 
 class Lab:
@@ -63,8 +64,11 @@ def task_outcome(output: str, task: str, host: str) -> str:
     """What the named task did on host in a playbook's output: ok, changed, skipping, failed..."""
     header = output.find(f" : {task}]")
     assert header >= 0, f"task {task!r} not in the output:\n{output[-3000:]}"
-    match = re.compile(rf"^(ok|changed|skipping|fatal|failed): \[{re.escape(host)}\b", re.M).search(output, header)
-    assert match, f"no result for {host} after task {task!r}"
+    # only this task's own lines, up to the next task's header
+    following = output.find("\nTASK [", header)
+    section = output[header:following if following >= 0 else len(output)]
+    match = re.search(rf"^(ok|changed|skipping|fatal|failed): \[{re.escape(host)}\b", section, re.M)
+    assert match, f"no result for {host} in task {task!r}:\n{section[-2000:]}"
     return match.group(1)
 
 

@@ -9,6 +9,8 @@ import socket
 
 import pytest
 
+from conftest import VALIDATE_CHECK, task_outcome
+
 MANAGEMENT = {"spark-1": "198.18.0.180", "spark-2": "198.18.0.181"}
 # Ray's ports that listen on every interface (measured with `ss -ltnp` in the lab): the GCS and the head's
 # metrics endpoints on the head; raylet, object manager and dashboard agent on both.
@@ -58,7 +60,7 @@ def test_firewall_closes_rays_ports_to_management_and_keeps_the_cluster(lab, tmp
     # vLLM's API is for clients: not Ray's, not closed
     assert connect(MANAGEMENT[VLLM_API[0]], VLLM_API[1]) == "open"
     # the validate step (node table, placement and 2 MB rendezvous dry-runs) passed with the rules in force
-    assert re.search(r"TASK \[inferops\.vllm_cluster\.cluster_validate : Wait for every inventory host.*\n(ok|changed): \[spark-1", output)
+    assert task_outcome(output, VALIDATE_CHECK, "spark-1") in ("ok", "changed"), output[-3000:]
     refused = lab.node("spark-1", "nft", "list", "chain", "inet", TABLE, "input").stdout
     assert int(re.search(r"counter packets (\d+)", refused).group(1)) >= len(RAY_PORTS_ON_EVERY_INTERFACE["spark-1"])
     rules = lab.node("spark-1", "stat", "--format", "%a %U", "/etc/inferops-vllm-cluster/ray-firewall.nft").stdout.split()

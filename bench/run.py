@@ -12,6 +12,7 @@ import os
 import pathlib
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -65,6 +66,34 @@ def reset(hosts) -> None:
         ids += node(host, "docker", "ps", "-aq", "--filter", "name=^bench-").stdout.split()
         if ids:
             node(host, "docker", "rm", "-f", *ids)
+
+
+def lab_volume(host: str) -> str:
+    return f"inferops-lab-{host}-docker"
+
+
+def seed_image_store(source: str, host: str) -> None:
+    """Give a node that does not exist yet the images of a node that has them, without `docker load`.
+
+    Loading the 2.7 GB runtime image is single-threaded unpacking and hashing: ~40 s per node here,
+    the largest part of bringing four nodes up. An image's unpacked layers are never written once
+    loaded (containers write to their own upper layer), so the new node's Docker storage volume gets
+    hard links to the source's layers and a copy of its image metadata: what the node's engine then
+    finds at start is a store with the image loaded, as after `lab_keep_images`. Nothing else of the
+    source is copied (no containers, networks or engine ID): the source must run no container yet.
+    """
+    volume = lab_volume(host)
+    if subprocess.run(["docker", "volume", "inspect", volume], capture_output=True, check=False).returncode == 0:
+        sys.exit(f"bench: {volume} exists already; run make lab-down first")
+    if node(source, "docker", "ps", "-aq").stdout.strip():
+        sys.exit(f"bench: {source} runs containers; its image store cannot be copied now")
+    subprocess.run(["docker", "volume", "create", "--label", "inferops.vllm_cluster.lab=inferops-lab", volume],
+                   check=True, capture_output=True)
+    mountpoints = [subprocess.run(["docker", "volume", "inspect", "--format", "{{.Mountpoint}}", name], text=True,
+                                  capture_output=True, check=True).stdout.strip() for name in (lab_volume(source), volume)]
+    origin, target = (pathlib.Path(path) for path in mountpoints)
+    shutil.copytree(origin / "image", target / "image", symlinks=True)
+    shutil.copytree(origin / "overlay2", target / "overlay2", symlinks=True, copy_function=os.link)
 
 
 def median(values) -> float:
@@ -125,6 +154,13 @@ print(len(ready), len(pending), round(time.monotonic() - started, 1))
 """
 
 
+ALIVE_NODES = """
+import ray
+ray.init(address="auto", logging_level="ERROR")
+print(sum(1 for n in ray.nodes() if n["Alive"]))
+"""
+
+
 def vllm_pg_wait_timeout(image: str) -> str:
     """How long vLLM's Ray executor waits for its placement group before raising, read from the image."""
     # read from the source, not imported: importing vLLM costs more than a dozen seconds here
@@ -149,7 +185,13 @@ def incident(hosts) -> dict:
         time.sleep(2)
     node("spark-2", "docker", "run", "-d", "--name", "bench-ray-worker", "--network", "host", "--init", image, "ray", "start",
          f"--address={HEAD_IC}:6379", "--num-gpus=1", "--object-store-memory=268435456", "--disable-usage-stats", "--block")
-    time.sleep(10)
+    for _attempt in range(30):
+        alive = node("spark-1", "docker", "exec", "bench-ray-head", "python3", "-c", ALIVE_NODES, check=False).stdout
+        if alive.strip().splitlines()[-1:] == ["2"]:
+            break
+        time.sleep(1)
+    else:
+        sys.exit("bench: the incident's worker never joined the head")
     # site.yml --tags validate looks for the collection's head container name
     node("spark-1", "docker", "rename", "bench-ray-head", "vllm-cluster-ray-head")
     ours = []
@@ -221,9 +263,15 @@ def write_report(results: dict, minutes: float) -> None:
 
 def main() -> None:
     started = time.monotonic()
-    # One bring-up for every figure: four nodes, each loaded with the runtime image once; the figures
-    # for two nodes use the first two while the others stand idle.
-    log("creating 4 lab nodes and loading the runtime image into each")
+    # One bring-up for every figure: the runtime image is loaded into spark-1 by the docker_runtime role,
+    # the other three nodes start from a copy of that image store (seed_image_store); the figures for
+    # two nodes use the first two while the others stand idle.
+    log("creating spark-1 and loading the runtime image into it")
+    playbook("--limit", "spark-1", inventories=LAB4, playbook_path="lab/playbooks/create.yml")
+    playbook("--tags", "docker_runtime", "--limit", "spark-1", inventories=LAB4)
+    for host in ("spark-2", "spark-3", "spark-4"):
+        seed_image_store("spark-1", host)
+    log("creating spark-2, spark-3 and spark-4 on copies of spark-1's image store")
     playbook(inventories=LAB4, playbook_path="lab/playbooks/create.yml")
     playbook("--tags", "docker_runtime", inventories=LAB4)
     log(f"lab up after {(time.monotonic() - started) / 60:.1f} min")

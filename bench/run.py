@@ -161,10 +161,10 @@ print(sum(1 for n in ray.nodes() if n["Alive"]))
 """
 
 
-def vllm_pg_wait_timeout(image: str) -> str:
-    """How long vLLM's Ray executor waits for its placement group before raising, read from the image."""
+def vllm_pg_wait_timeout(container: str) -> str:
+    """How long vLLM's Ray executor waits for its placement group before raising, read in a running container."""
     # read from the source, not imported: importing vLLM costs more than a dozen seconds here
-    source = node("spark-1", "docker", "run", "--rm", "--entrypoint", "python3", image, "-c",
+    source = node("spark-1", "docker", "exec", container, "python3", "-c",
                   "import importlib.util, pathlib, re; "
                   "source = pathlib.Path(importlib.util.find_spec('vllm').origin).parent / 'v1/executor/ray_utils.py'; "
                   "print(re.search(r'^PG_WAIT_TIMEOUT\\s*=\\s*(\\d+)', source.read_text(), re.M).group(1))",
@@ -205,9 +205,10 @@ def incident(hosts) -> dict:
                   HEAD_IC, str(RAY_ALONE_CAP), str(RUNS)).stdout
     placed, pending, waited = answer.strip().splitlines()[-1].split()  # Ray may print its own lines first
     log(f"incident, Ray alone: {placed} placed, {pending} pending after {waited} s")
+    vllm_wait = vllm_pg_wait_timeout("vllm-cluster-ray-head")
     reset(hosts)
     return {"ours": median(ours), "alone_cap": RAY_ALONE_CAP, "alone_pending": int(pending), "requests": RUNS,
-            "vllm_wait": vllm_pg_wait_timeout(image)}
+            "vllm_wait": vllm_wait}
 
 
 def machine() -> str:
@@ -278,8 +279,9 @@ def main() -> None:
     # The nodes kept for the scale rows stand frozen until then: their engines' background work would
     # otherwise share the two cores with every two-node figure.
     subprocess.run(["docker", "pause", "inferops-lab-spark-3", "inferops-lab-spark-4"], check=True, capture_output=True)
-    results = {"ray_version": node("spark-1", "docker", "run", "--rm", runtime_image(), "python3", "-c",
-                                   "import ray; print(ray.__version__)").stdout.strip()}
+    # what docker_runtime read from the image and recorded on the node
+    record = node("spark-1", "cat", "/etc/inferops-vllm-cluster/image-ray-version.json").stdout
+    results = {"ray_version": json.loads(record)["ray_version"]}
     results["cold"] = cold_converge()
     scale = {2: validate_step(LAB2)}
     log(f"scale 2 nodes: {scale[2]}")

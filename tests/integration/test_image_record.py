@@ -1,0 +1,43 @@
+"""The Ray version docker_runtime records per image ID (so later runs start no container to read it):
+a record is trusted only for the image ID it names, and what it says feeds the F10 check."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import task_outcome
+
+RECORD = "/etc/inferops-vllm-cluster/image-ray-version.json"
+RECORD_TASK = "Record the image's Ray version on the node"
+
+
+@pytest.fixture()
+def worker_image(lab):
+    """The worker's image ID; the record on spark-2 is removed afterwards (the next run writes it again)."""
+    image = lab.node("spark-2", "docker", "inspect", "--format", "{{.Config.Image}}", "vllm-cluster-ray-worker").stdout.strip()
+    image_id = lab.node("spark-2", "docker", "image", "inspect", "--format", "{{.Id}}", image).stdout.strip()
+    yield image_id
+    lab.node("spark-2", "rm", "-f", RECORD)
+
+
+def write_record(lab, image_id: str, ray_version: str) -> None:
+    lab.node("spark-2", "sh", "-c", f"cat > {RECORD}", stdin=json.dumps({"image_id": image_id, "ray_version": ray_version}))
+
+
+def test_a_record_for_this_image_is_used(lab, tmp_path, worker_image, unchanged):
+    write_record(lab, worker_image, "9.9.9")
+    output = lab.expect_failure(tmp_path, ["[F10] the nodes disagree on", "spark-2 " + worker_image[:19] + " 9.9.9"],
+                                "--tags", "docker_runtime")
+    assert "spark-1 " + worker_image[:19] + " 9.9.9" not in output
+
+
+def test_a_record_for_another_image_is_not_trusted(lab, tmp_path, worker_image, unchanged):
+    write_record(lab, "sha256:" + "0" * 64, "9.9.9")
+    result = lab.playbook(tmp_path, "--tags", "docker_runtime")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    assert task_outcome(output, RECORD_TASK, "spark-2") == "changed"
+    record = json.loads(lab.node("spark-2", "cat", RECORD).stdout)
+    assert record["image_id"] == worker_image
+    assert record["ray_version"] != "9.9.9"

@@ -23,6 +23,9 @@ def converge(lab, tmp_path):
 
 
 def test_killed_worker_is_named_by_validate(lab, tmp_path):
+    # Docker restarts a killed unless-stopped container at once, and Ray can then heal before validate
+    # looks (seen once in CI): this worker must stay down. The converge below restores the policy.
+    lab.node("spark-2", "docker", "update", "--restart=no", "vllm-cluster-ray-worker")
     lab.node("spark-2", "docker", "kill", "vllm-cluster-ray-worker")
     try:
         started = time.monotonic()
@@ -36,6 +39,8 @@ def test_killed_worker_is_named_by_validate(lab, tmp_path):
         assert time.monotonic() - started < 120
     finally:
         converge(lab, tmp_path)
+        policy = lab.node("spark-2", "docker", "inspect", "-f", "{{.HostConfig.RestartPolicy.Name}}", "vllm-cluster-ray-worker")
+        assert policy.stdout.strip() == "unless-stopped"
 
 
 def test_worker_restarted_without_a_clean_stop_passes_validate_once_ray_drops_its_old_raylet(lab, tmp_path):

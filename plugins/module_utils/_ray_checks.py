@@ -10,6 +10,7 @@ message is unit-tested without a cluster. Private to the collection.
 from __future__ import annotations
 
 import dataclasses
+import re
 import typing as t
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._network import in_cidr
@@ -85,6 +86,17 @@ MESSAGES: dict[str, str] = {
         "({detail}): the node stopped answering (its Ray container died or hangs) or object transfer to it is "
         "broken, typically a node registered with an address the others cannot reach. Fix: look at `docker logs` "
         "of the Ray container on {host}; pin every node to the interconnect (re-run site.yml). See {doc}#f4"
+    ),
+    "F20_RANK": (
+        "[F20] {host}: vLLM's rank {rank} on {address} is {state} (pid {pid}) while its driver on {driver_ip} still "
+        "runs: /health can stay 200 while every completion hangs or fails. Fix: restart vLLM's ranks together "
+        "(site.yml --tags vllm -e vllm_cluster_restart=true); if the rank dies again, read `docker logs` of the Ray "
+        "container on {host}. See {doc}#f20"
+    ),
+    "F20_COUNT": (
+        "[F20] cluster: vLLM runs with {alive} of its {expected} ranks alive after {timeout} s ({ranks}). Fix: "
+        "restart vLLM's ranks together (site.yml --tags vllm -e vllm_cluster_restart=true) and read `docker logs` of "
+        "the vLLM container on the head. See {doc}#f20"
     ),
 }
 
@@ -299,6 +311,59 @@ def check_dry_run(
                                    detail=probe.get("detail", "")))
             )
     return violations
+
+
+def rank_label(name: str) -> str:
+    """vLLM's actor name vllm_Worker_<instance>_TP1_PP0 -> 'TP1 PP0' (the name itself otherwise)."""
+    return " ".join(re.findall(r"_((?:TP|PP|PCP)\d+)(?=_|$)", name)) or name
+
+
+def check_vllm_ranks(
+    ranks: t.Iterable[t.Mapping[str, t.Any]],
+    nodes: list[Node],
+    expected_ranks: int,
+    timeout: int = 0,
+) -> list[Violation]:
+    """Violations in vLLM's ranks as Ray's actor table shows them (only ranks of live drivers).
+
+    A dead rank is named at once: waiting never brings it back. Fewer alive ranks than
+    tensor x pipeline parallel (none yet, while vLLM starts) is reported only by the caller's
+    deadline, as F20_COUNT.
+    """
+    ranks = list(ranks)
+    host_of = {n.address: n.host for n in nodes if n.alive and n.host}
+    violations = []
+    for rank in sorted(ranks, key=lambda r: (r.get("name") or "")):
+        if rank.get("state") == "ALIVE":
+            continue
+        address = rank.get("address") or "?"
+        host = host_of.get(address) or f"the node at {address}"
+        violations.append(
+            Violation("F20", host, address,
+                      _message("F20_RANK", host=host, rank=rank_label(rank.get("name") or "?"), address=address,
+                               state=rank.get("state") or "?", pid=rank.get("pid") or "?",
+                               driver_ip=rank.get("driver_ip") or "?"))
+        )
+    alive_ranks = [r for r in ranks if r.get("state") == "ALIVE"]
+    if not violations and len(alive_ranks) < expected_ranks:
+        listing = ", ".join(f"{rank_label(r.get('name') or '?')} {r.get('state')} on {r.get('address')}"
+                            for r in sorted(ranks, key=lambda r: (r.get("name") or ""))) or "none in Ray's actor table"
+        violations.append(
+            Violation("F20", "cluster", "",
+                      _message("F20_COUNT", alive=len(alive_ranks), expected=expected_ranks, timeout=timeout,
+                               ranks=listing))
+        )
+    return violations
+
+
+def rank_table(ranks: t.Iterable[t.Mapping[str, t.Any]], nodes: list[Node]) -> list[str]:
+    """One line per vLLM rank, for the play's output: where each rank runs, and its state."""
+    host_of = {n.address: n.host for n in nodes if n.host}
+    return [
+        f"{rank_label(r.get('name') or '?'):<8} {(host_of.get(r.get('address') or '') or '?'):<12} "
+        f"{r.get('address') or '?':<16} {r.get('state') or '?':<8} pid={r.get('pid')}"
+        for r in sorted(ranks, key=lambda r: (r.get("name") or ""))
+    ]
 
 
 def node_table(nodes: list[Node]) -> list[str]:

@@ -16,6 +16,7 @@ RESULT_MARKER = "RAY_CLUSTER_CHECK_RESULT="
 
 # Runs inside the container: Python 3 and Ray, nothing from this collection. Modes:
 #   table  - wait (bounded) until enough nodes are alive, one per address, then return ray.nodes()
+#            (and, asked for vllm_ranks, the ranks of every live vLLM driver from Ray's actor table)
 #   dryrun - create vLLM's placement group and let every worker dial the driver's address
 PROBE_SOURCE = r'''
 import json, os, socket, sys, threading, time
@@ -33,6 +34,27 @@ def node_rows():
     for n in ray.nodes():
         rows.append({k: n.get(k) for k in ("NodeID", "Alive", "NodeManagerAddress", "NodeManagerHostname", "Resources")})
     return rows
+
+def vllm_rank_rows():
+    # vLLM's Ray executor runs every rank as an actor named vllm_Worker_<instance>[_TPn][_PPn]
+    # (RayWorkerProc; RayWorkerWrapper in the older executor). Only the ranks of drivers Ray still
+    # counts alive: a restarted vLLM leaves its previous ranks DEAD under a dead job.
+    from ray._private import state as ray_state
+    live_jobs = {j["JobID"]: j for j in ray_state.jobs() if not j["IsDead"]}
+    ranks = []
+    for actor in ray_state.actors().values():
+        name = actor.get("Name") or ""
+        if not (name.startswith("vllm_Worker") or actor.get("ActorClassName") in ("RayWorkerProc", "RayWorkerWrapper")):
+            continue
+        job = live_jobs.get(actor.get("JobID"))
+        if job is None:
+            continue
+        address = actor.get("Address") or {}
+        ranks.append({"name": name or actor.get("ActorClassName"), "state": actor.get("State"),
+                      "address": address.get("IPAddress", ""), "node_id": address.get("NodeID", ""),
+                      "pid": actor.get("Pid"), "job_id": actor.get("JobID"),
+                      "driver_ip": job.get("DriverIPAddress", ""), "driver_pid": job.get("DriverPid")})
+    return ranks
 
 if params["mode"] == "table":
     started = time.monotonic()
@@ -52,7 +74,10 @@ if params["mode"] == "table":
         if time.monotonic() - started >= params["timeout"]:
             break
         time.sleep(1)
-    emit({"nodes": rows, "waited": round(time.monotonic() - started, 2)})
+    result = {"nodes": rows, "waited": round(time.monotonic() - started, 2)}
+    if params.get("vllm_ranks"):
+        result["vllm_ranks"] = vllm_rank_rows()
+    emit(result)
     sys.exit(0)
 
 from ray.util.placement_group import placement_group, remove_placement_group
@@ -64,19 +89,23 @@ result = {"driver_ip": driver_ip}
 
 world = params.get("bundles") or 0
 if world:
+    # What vLLM's Ray executor asks for (vllm/v1/executor/ray_utils.py): one bundle of one device
+    # per rank, the first pinned to the driver's node:<VLLM_HOST_IP>, packed.
+    bundles = [{"GPU": 1.0} for _ in range(world)]
+    bundles[0]["node:" + driver_ip] = 0.001
     total = ray.cluster_resources().get("GPU", 0)
     free = ray.available_resources().get("GPU", 0)
     if free < world <= total:
-        result["placement"] = {"status": "skipped", "bundles": world, "driver_ip": driver_ip,
+        result["placement"] = {"status": "skipped", "bundles": world, "driver_ip": driver_ip, "bundle_specs": bundles,
+                               "strategy": "PACK",
                                "detail": "only %s of %s GPUs free: a running vLLM holds them" % (free, total)}
     else:
-        bundles = [{"GPU": 1.0} for _ in range(world)]
-        bundles[0]["node:" + driver_ip] = 0.001
         pg = placement_group(bundles, strategy="PACK")
         placed = pg.wait(timeout_seconds=timeout)
         holders = [n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"] and ("node:" + driver_ip) in n["Resources"]]
         result["placement"] = {
             "status": "ok" if placed else "failed", "bundles": world, "driver_ip": driver_ip,
+            "bundle_specs": bundles, "strategy": "PACK",
             "detail": "placed" if placed else "still pending; node:%s offered by %s; GPUs free %s of %s" % (
                 driver_ip, ", ".join(holders) or "no alive node", free, total),
         }

@@ -22,6 +22,11 @@ description:
     the placement group vLLM requests (one 1-GPU bundle per rank, bundle 0 pinned to C(node:<driver ip>)) is
     created, awaited and removed (F2). Second, every worker, through a Ray task carrying a 2 MB object, opens TCP
     to a listener on the driver's address at an ephemeral port, as torch c10d does (F3, F4).
+  - When O(vllm_container) runs on this host, checks the vLLM server it holds (F20). With O(vllm_ranks), every
+    rank of vLLM's live Ray drivers must be alive in Ray's actor table: a dead rank is named at once (host, address,
+    rank, pid), fewer alive ranks than O(vllm_ranks) only after O(vllm_timeout). Then C(/health) must answer 200
+    and one short completion must return tokens, both within O(vllm_timeout); the address, port and model are
+    read from the container's own command line. A vLLM container that does not run is reported, not judged.
   - Changes nothing. The placement group and listener of the dry-runs are removed before it returns.
 options:
   interconnect_cidr:
@@ -77,6 +82,25 @@ options:
     description: Address vLLM's driver will use (the head's C(VLLM_HOST_IP)). Empty reads C(VLLM_HOST_IP) in the probe's environment.
     type: str
     default: ""
+  vllm_container:
+    description:
+      - Name of the vLLM server container on this host. Empty (or a container that does not run) skips the vLLM checks.
+    type: str
+    default: ""
+  vllm_ranks:
+    description:
+      - Ranks vLLM runs as Ray actors (tensor x pipeline parallel size with the Ray executor). 0 checks no ranks
+        (vLLM's other executors keep no rank in Ray).
+    type: int
+    default: 0
+  vllm_api_key_file:
+    description: File holding the API key vLLM requires (root-only on the node); read when it exists, never returned.
+    type: path
+    default: ""
+  vllm_timeout:
+    description: Seconds the vLLM checks may take in all (ranks appearing, /health, one completion).
+    type: int
+    default: 60
 attributes:
   check_mode:
     support: full
@@ -105,6 +129,18 @@ EXAMPLES = r"""
       spark-2: 192.168.200.13
     tensor_parallel_size: 2
     timeout: 120
+
+- name: Check a serving cluster too, every vLLM rank alive and one completion answered (F20)
+  inferops.vllm_cluster.ray_cluster_check:
+    container: vllm-cluster-ray-head
+    interconnect_cidr: 192.168.200.0/24
+    expected_node_ips:
+      spark-1: 192.168.200.12
+      spark-2: 192.168.200.13
+    vllm_container: vllm-cluster-vllm
+    vllm_ranks: 2
+    vllm_api_key_file: /etc/inferops-vllm-cluster/vllm_api_key
+    vllm_timeout: 120
 
 - name: Only read the node table (no dry-runs), from a host with Ray installed
   inferops.vllm_cluster.ray_cluster_check:
@@ -158,6 +194,22 @@ dry_run:
     placement: {"status": "ok", "bundles": 2, "driver_ip": "192.168.200.12", "detail": "placed"}
     rendezvous:
       - {"node_id": "9d0e...", "address": "192.168.200.13", "driver_ip": "192.168.200.12", "port": 41877, "status": "ok", "bytes": 2097152}
+vllm:
+  description:
+    - What the vLLM checks found; C(status) is C(not running) when O(vllm_container) does not run (nothing checked),
+      C(ok) or C(failed) otherwise.
+  returned: when O(vllm_container) is set and the node table is sound
+  type: dict
+  sample:
+    status: ok
+    url: http://10.1.230.180:8000
+    model: qwen
+    completion_tokens: 4
+    waited: 0.3
+    ranks:
+      - {"name": "vllm_Worker_ab12_TP0", "state": "ALIVE", "address": "192.168.200.12", "pid": 411}
+      - {"name": "vllm_Worker_ab12_TP1", "state": "ALIVE", "address": "192.168.200.13", "pid": 97}
+    rank_table: ["TP0      spark-1      192.168.200.12   ALIVE    pid=411"]
 waited:
   description: Seconds spent waiting for the expected nodes.
   returned: when Ray answered
@@ -165,6 +217,8 @@ waited:
   sample: 0.4
 """
 
+import os
+import time
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
@@ -173,13 +227,21 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._network imp
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_checks import (
     check_dry_run,
     check_nodes,
+    Violation,
+    check_vllm_ranks,
     node_table,
     parse_nodes,
+    rank_table,
 )
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_probe import (
     ProbeError,
     run_in_container,
     run_locally,
+)
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._vllm_serving import (
+    answer_message,
+    check_answers,
+    endpoint_from_args,
 )
 
 try:
@@ -208,6 +270,10 @@ def main() -> None:
             dry_run=dict(type="bool", default=True),
             dry_run_timeout=dict(type="int", default=30),
             driver_ip=dict(type="str", default=""),
+            vllm_container=dict(type="str", default=""),
+            vllm_ranks=dict(type="int", default=0),
+            vllm_api_key_file=dict(type="path", default=""),
+            vllm_timeout=dict(type="int", default=60),
         ),
         supports_check_mode=True,
     )
@@ -221,7 +287,10 @@ def main() -> None:
     if p["container"]:
         if not HAS_DOCKER:
             module.fail_json(msg=missing_required_lib("docker"), exception=DOCKER_IMPORT_ERROR, violations=[])
-        client = docker.DockerClient(base_url=p["docker_host"])
+        try:
+            client = docker.DockerClient(base_url=p["docker_host"])
+        except docker.errors.DockerException as exc:
+            module.fail_json(msg=f"Could not reach the Docker daemon at {p['docker_host']}: {exc}", violations=[])
 
         def probe(params):
             return run_in_container(client, p["container"], p["python"], params)
@@ -272,10 +341,59 @@ def main() -> None:
         result["dry_run"] = dry
         violations = check_dry_run(dry, nodes, (head.host if head and head.host else "head"), p["dry_run_timeout"])
 
+    if not violations and p["vllm_container"]:
+        vllm, vllm_violations = check_vllm(module, p, probe, nodes, expected_ips)
+        result["vllm"] = vllm
+        violations = vllm_violations
+
     result["violations"] = [v.as_dict() for v in violations]
     if violations:
         module.fail_json(msg=" ".join(v.message for v in violations), **result)
     module.exit_json(**result)
+
+
+def check_vllm(module, p, probe, nodes, expected_ips):
+    """F20: every rank alive in Ray, then /health and one completion, all within vllm_timeout."""
+    if not HAS_DOCKER:
+        module.fail_json(msg=missing_required_lib("docker"), exception=DOCKER_IMPORT_ERROR, violations=[])
+    name = p["vllm_container"]
+    try:
+        server = docker.DockerClient(base_url=p["docker_host"]).containers.get(name)
+    except docker.errors.NotFound:
+        return {"status": "not running", "detail": f"no container {name}"}, []
+    except docker.errors.DockerException as exc:
+        module.fail_json(msg=f"Could not read container {name}: {exc}", violations=[])
+    if server.status != "running":
+        return {"status": "not running", "detail": f"container {name} is {server.status}"}, []
+    head = next((n.host for n in nodes if n.alive and n.head and n.host), "head")
+    deadline = time.monotonic() + p["vllm_timeout"]
+    vllm = {"ranks": [], "rank_table": []}
+    if p["vllm_ranks"]:
+        while True:
+            try:
+                ranks = probe({"mode": "table", "timeout": 0, "vllm_ranks": True}).get("vllm_ranks") or []
+            except (ProbeError, docker.errors.DockerException) as exc:
+                module.fail_json(msg=f"Could not read vLLM's ranks from Ray: {exc}", violations=[])
+            violations = check_vllm_ranks(ranks, nodes, p["vllm_ranks"], timeout=p["vllm_timeout"])
+            dead = [v for v in violations if v.host != "cluster"]
+            # A dead rank never comes back by waiting; too few ranks may be a vLLM still starting.
+            if dead or not violations or time.monotonic() >= deadline:
+                break
+            time.sleep(2)
+        vllm.update(ranks=ranks, rank_table=rank_table(ranks, nodes))
+        if violations:
+            return dict(vllm, status="failed"), violations
+    url, model = endpoint_from_args(server.attrs.get("Args") or [])
+    key = ""
+    if p["vllm_api_key_file"] and os.path.exists(p["vllm_api_key_file"]):
+        with open(p["vllm_api_key_file"], encoding="utf-8") as handle:
+            key = handle.read().strip()
+    outcome = check_answers(url, model, key, max(1.0, deadline - time.monotonic()))
+    vllm.update(outcome)
+    if outcome["status"] != "ok":
+        message = answer_message(head, name, outcome, p["vllm_timeout"])
+        return vllm, [Violation("F20", head, url, message)]
+    return vllm, []
 
 
 if __name__ == "__main__":

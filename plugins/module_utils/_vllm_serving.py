@@ -1,0 +1,120 @@
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Whether a running vLLM server really answers: its endpoint, read from its own command line,
+then /health and one completion within one deadline. Backend-neutral (the Ray driver and
+vLLM's own launcher alike); the HTTP calls are injected so the verdicts are unit-tested.
+Private to the collection.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import typing as t
+import urllib.error
+import urllib.request
+
+TROUBLESHOOTING = "https://github.com/inferops/vllm_cluster/blob/main/docs/troubleshooting.md"
+
+# docs/troubleshooting.md quotes them and a test keeps both in step.
+MESSAGES: dict[str, str] = {
+    "F20_ANSWER": (
+        "[F20] {host}: vLLM at {url} did not return a completion for {model} within {timeout} s ({detail}), "
+        "although Ray shows its ranks alive. A rank that hangs in a collective looks like this; so does a model "
+        "still loading. Fix: read `docker logs {container}` on {host}; restart vLLM's ranks together "
+        "(site.yml --tags vllm -e vllm_cluster_restart=true). See {doc}#f20"
+    ),
+}
+
+# Where clients reach the server when it binds every address.
+_WILDCARDS = {"", "0.0.0.0", "::", "[::]"}
+
+
+def endpoint_from_args(args: t.Sequence[str]) -> tuple[str, str]:
+    """(base URL, served model name) from a vLLM server's command line (`--flag value` or `--flag=value`)."""
+    values: dict[str, str] = {}
+    args = list(args)
+    for index, arg in enumerate(args):
+        if not arg.startswith("--"):
+            continue
+        flag, eq, inline = arg.partition("=")
+        if eq:
+            values[flag] = inline
+        elif index + 1 < len(args) and not args[index + 1].startswith("--"):
+            values[flag] = args[index + 1]
+    host = values.get("--host", "")
+    host = "127.0.0.1" if host in _WILDCARDS else host
+    port = values.get("--port", "8000")
+    model = values.get("--served-model-name") or values.get("--model") or ""
+    if not model:
+        # `vllm serve MODEL ...`: the model is the first positional argument after `serve`
+        if "serve" in args and args.index("serve") + 1 < len(args):
+            model = args[args.index("serve") + 1]
+    host = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return f"http://{host}:{port}", model
+
+
+def http_call(url: str, body: dict | None, key: str, timeout: float) -> tuple[int, str]:
+    """One request; (status, text). Status 0 means no HTTP answer at all (refused, reset, timed out)."""
+    headers = {"Content-Type": "application/json"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, headers=headers, method="POST" if data else "GET")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 (an http URL we built)
+            return response.status, response.read().decode(errors="replace")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode(errors="replace")
+    except (OSError, ValueError) as exc:
+        return 0, f"{type(exc).__name__}: {exc}"
+
+
+def check_answers(
+    url: str,
+    model: str,
+    key: str,
+    timeout: float,
+    call: t.Callable[[str, dict | None, str, float], tuple[int, str]] = http_call,
+    clock: t.Callable[[], float] = time.monotonic,
+    sleep: t.Callable[[float], None] = time.sleep,
+) -> dict[str, t.Any]:
+    """Wait (within timeout) for /health 200, then ask one short completion; the outcome as a dict.
+
+    status: "ok" (tokens came back), or "failed" with detail saying which step did not answer.
+    """
+    started = clock()
+
+    def left() -> float:
+        return timeout - (clock() - started)
+
+    health, text = 0, ""
+    while True:
+        health, text = call(f"{url}/health", None, key, max(1.0, min(10.0, left())))
+        if health == 200 or left() <= 0:
+            break
+        sleep(min(2.0, max(0.0, left())))
+    if health != 200:
+        return {"status": "failed", "url": url, "model": model, "waited": round(clock() - started, 1),
+                "detail": f"/health answered {health or 'nothing'}: {text[:200]}"}
+    body = {"model": model, "prompt": "Hello", "max_tokens": 4, "temperature": 0}
+    status, text = call(f"{url}/v1/completions", body, key, max(1.0, left()))
+    tokens = 0
+    if status == 200:
+        try:
+            tokens = int(json.loads(text).get("usage", {}).get("completion_tokens") or 0)
+        except (ValueError, AttributeError):
+            tokens = 0
+    result = {"url": url, "model": model, "waited": round(clock() - started, 1), "completion_tokens": tokens}
+    if status == 200 and tokens > 0:
+        return dict(result, status="ok", detail="answered")
+    detail = f"/v1/completions answered {status or 'nothing'}: {text[:200]}" if status != 200 else "no tokens came back"
+    return dict(result, status="failed", detail=detail)
+
+
+def answer_message(host: str, container: str, outcome: t.Mapping[str, t.Any], timeout: int) -> str:
+    return MESSAGES["F20_ANSWER"].format(
+        doc=TROUBLESHOOTING, host=host, url=outcome.get("url", "?"), model=outcome.get("model", "?"),
+        timeout=timeout, detail=outcome.get("detail", ""), container=container,
+    )

@@ -88,15 +88,20 @@ MESSAGES: dict[str, str] = {
         "of the Ray container on {host}; pin every node to the interconnect (re-run site.yml). See {doc}#f4"
     ),
     "F20_RANK": (
-        "[F20] {host}: vLLM's rank {rank} on {address} is {state} (pid {pid}) while its driver on {driver_ip} still "
-        "runs: /health can stay 200 while every completion hangs or fails. Fix: restart vLLM's ranks together "
-        "(site.yml --tags vllm -e vllm_cluster_restart=true); if the rank dies again, read `docker logs` of the Ray "
-        "container on {host}. See {doc}#f20"
+        "[F20] {host}: vLLM's rank {rank} on {address} died (pid {pid}: {cause}), and {server}. Every request "
+        "needs every rank: completions hang or fail while /health may still answer 200 (or the server exits). "
+        "Fix: restart vLLM's ranks together (site.yml --tags vllm -e vllm_cluster_restart=true); if the rank dies "
+        "again, read `docker logs` of the Ray container on {host}. See {doc}#f20"
     ),
     "F20_COUNT": (
         "[F20] cluster: vLLM runs with {alive} of its {expected} ranks alive after {timeout} s ({ranks}). Fix: "
         "restart vLLM's ranks together (site.yml --tags vllm -e vllm_cluster_restart=true) and read `docker logs` of "
         "the vLLM container on the head. See {doc}#f20"
+    ),
+    "F20_EXITED": (
+        "[F20] {host}: {server}, while the Ray cluster under it kept running: clients get no answer. Fix: read "
+        "`docker logs {container}` on {host}, then restart vLLM's ranks together (site.yml --tags vllm -e "
+        "vllm_cluster_restart=true). See {doc}#f20"
     ),
 }
 
@@ -318,42 +323,71 @@ def rank_label(name: str) -> str:
     return " ".join(re.findall(r"_((?:TP|PP|PCP)\d+)(?=_|$)", name)) or name
 
 
-def check_vllm_ranks(
+# How Ray words a rank's end that another rank's loss caused: vLLM's own shutdown kills its ranks
+# (ray.kill), and a dead driver takes its actors along.
+_CONSEQUENTIAL_DEATHS = ("killed by `ray.kill`", "owner has died", "owner died", "job has finished")
+
+
+def culprit_ranks(ranks: t.Iterable[t.Mapping[str, t.Any]]) -> list[t.Mapping[str, t.Any]]:
+    """The ranks that died first: dead for a reason of their own, not because vLLM shut the rest down."""
+    dead = [r for r in ranks if r.get("state") == "DEAD"]
+    own = [r for r in dead if not any(c in (r.get("cause") or "") for c in _CONSEQUENTIAL_DEATHS)]
+    return sorted(own, key=lambda r: r.get("name") or "")
+
+
+def check_vllm_server(
+    server: t.Mapping[str, t.Any],
     ranks: t.Iterable[t.Mapping[str, t.Any]],
     nodes: list[Node],
     expected_ranks: int,
+    head: str,
+    container: str,
     timeout: int = 0,
 ) -> list[Violation]:
-    """Violations in vLLM's ranks as Ray's actor table shows them (only ranks of live drivers).
+    """F20: vLLM's ranks as Ray's actor table shows them, given the state of the vLLM server container.
 
-    A dead rank is named at once: waiting never brings it back. Fewer alive ranks than
-    tensor x pipeline parallel (none yet, while vLLM starts) is reported only by the caller's
-    deadline, as F20_COUNT.
+    server: {"running": bool, "died_under_ray": bool, "finished": str, "exit_code": int}. A server that
+    exited while the Ray head kept running died on its own (a server stopped by the collection stops
+    with Ray, or before it). Ranks: those of vLLM's newest Ray driver. A dead rank is named at once
+    (waiting never brings it back); fewer alive ranks than expected (none yet, while vLLM starts) is
+    for the caller to report at its deadline, as F20_COUNT.
     """
     ranks = list(ranks)
-    host_of = {n.address: n.host for n in nodes if n.alive and n.host}
+    if server.get("running"):
+        # only the ranks of a driver Ray counts alive: a server restarted moments ago has not
+        # connected yet, and the newest driver Ray knows is then its predecessor
+        ranks = [r for r in ranks if not r.get("job_dead")]
+        state = f"the vLLM server on {head} still runs"
+    elif server.get("died_under_ray"):
+        state = f"the vLLM server on {head} exited at {server.get('finished', '?')} with code {server.get('exit_code', '?')}"
+    else:
+        return []
+    host_of = {n.address: n.host for n in nodes if n.host}
+    # (PENDING_CREATION, RESTARTING: not yet, or not again, alive; only the deadline judges those)
+    blamed = culprit_ranks(ranks) or ([r for r in ranks if r.get("state") == "DEAD"] if server.get("running") else [])
     violations = []
-    for rank in sorted(ranks, key=lambda r: (r.get("name") or "")):
-        if rank.get("state") == "ALIVE":
-            continue
+    for rank in blamed:
         address = rank.get("address") or "?"
         host = host_of.get(address) or f"the node at {address}"
         violations.append(
             Violation("F20", host, address,
                       _message("F20_RANK", host=host, rank=rank_label(rank.get("name") or "?"), address=address,
-                               state=rank.get("state") or "?", pid=rank.get("pid") or "?",
-                               driver_ip=rank.get("driver_ip") or "?"))
+                               pid=rank.get("pid") or "?", cause=(rank.get("cause") or "no cause recorded").split(". ")[0],
+                               server=state))
         )
+    if violations:
+        return violations
+    if not server.get("running"):
+        return [Violation("F20", head, "", _message("F20_EXITED", host=head, server=state[0].upper() + state[1:],
+                                                    container=container))]
     alive_ranks = [r for r in ranks if r.get("state") == "ALIVE"]
-    if not violations and len(alive_ranks) < expected_ranks:
+    if len(alive_ranks) < expected_ranks:
         listing = ", ".join(f"{rank_label(r.get('name') or '?')} {r.get('state')} on {r.get('address')}"
                             for r in sorted(ranks, key=lambda r: (r.get("name") or ""))) or "none in Ray's actor table"
-        violations.append(
-            Violation("F20", "cluster", "",
-                      _message("F20_COUNT", alive=len(alive_ranks), expected=expected_ranks, timeout=timeout,
-                               ranks=listing))
-        )
-    return violations
+        return [Violation("F20", "cluster", "",
+                          _message("F20_COUNT", alive=len(alive_ranks), expected=expected_ranks, timeout=timeout,
+                                   ranks=listing))]
+    return []
 
 
 def rank_table(ranks: t.Iterable[t.Mapping[str, t.Any]], nodes: list[Node]) -> list[str]:

@@ -16,7 +16,7 @@ RESULT_MARKER = "RAY_CLUSTER_CHECK_RESULT="
 
 # Runs inside the container: Python 3 and Ray, nothing from this collection. Modes:
 #   table  - wait (bounded) until enough nodes are alive, one per address, then return ray.nodes()
-#            (and, asked for vllm_ranks, the ranks of every live vLLM driver from Ray's actor table)
+#            (and, asked for vllm_ranks, the ranks of the newest vLLM driver from Ray's actor table)
 #   dryrun - create vLLM's placement group and let every worker dial the driver's address
 PROBE_SOURCE = r'''
 import json, os, socket, sys, threading, time
@@ -37,24 +37,32 @@ def node_rows():
 
 def vllm_rank_rows():
     # vLLM's Ray executor runs every rank as an actor named vllm_Worker_<instance>[_TPn][_PPn]
-    # (RayWorkerProc; RayWorkerWrapper in the older executor). Only the ranks of drivers Ray still
-    # counts alive: a restarted vLLM leaves its previous ranks DEAD under a dead job.
+    # (RayWorkerProc; RayWorkerWrapper in the older executor), under the job of its driver. Returned:
+    # the ranks of the newest such job, alive or not, each with why Ray says it died.
     from ray._private import state as ray_state
-    live_jobs = {j["JobID"]: j for j in ray_state.jobs() if not j["IsDead"]}
+    jobs = {j["JobID"]: j for j in ray_state.jobs()}
     ranks = []
     for actor in ray_state.actors().values():
         name = actor.get("Name") or ""
         if not (name.startswith("vllm_Worker") or actor.get("ActorClassName") in ("RayWorkerProc", "RayWorkerWrapper")):
             continue
-        job = live_jobs.get(actor.get("JobID"))
-        if job is None:
-            continue
+        job = jobs.get(actor.get("JobID"), {})
         address = actor.get("Address") or {}
+        cause = ""
+        death = actor.get("DeathCause")
+        if death is not None:
+            try:
+                cause = death.actor_died_error_context.error_message
+            except AttributeError:
+                cause = ""
+            cause = cause or str(death).replace("\n", " ")
         ranks.append({"name": name or actor.get("ActorClassName"), "state": actor.get("State"),
-                      "address": address.get("IPAddress", ""), "node_id": address.get("NodeID", ""),
-                      "pid": actor.get("Pid"), "job_id": actor.get("JobID"),
-                      "driver_ip": job.get("DriverIPAddress", ""), "driver_pid": job.get("DriverPid")})
-    return ranks
+                      "address": address.get("IPAddress", ""), "pid": actor.get("Pid"),
+                      "job_id": actor.get("JobID"), "job_dead": bool(job.get("IsDead", True)),
+                      "job_start": job.get("StartTime", 0), "driver_ip": job.get("DriverIPAddress", ""),
+                      "cause": cause[:400]})
+    newest = max((r["job_start"] for r in ranks), default=None)
+    return [r for r in ranks if r["job_start"] == newest]
 
 if params["mode"] == "table":
     started = time.monotonic()

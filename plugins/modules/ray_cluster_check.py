@@ -223,12 +223,13 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._containers import ended_under
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._network import parse_cidr
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_checks import (
     check_dry_run,
     check_nodes,
     Violation,
-    check_vllm_ranks,
+    check_vllm_server,
     node_table,
     parse_nodes,
     rank_table,
@@ -284,6 +285,10 @@ def main() -> None:
         module.fail_json(msg=f"interconnect_cidr: {exc}", violations=[])
     expected_ips = {str(k): str(v) for k, v in p["expected_node_ips"].items()}
 
+    if p["vllm_container"] and not p["container"]:
+        module.fail_json(msg="vllm_container needs container (the Ray head's): the vLLM checks read both through Docker",
+                         violations=[])
+    client = None
     if p["container"]:
         if not HAS_DOCKER:
             module.fail_json(msg=missing_required_lib("docker"), exception=DOCKER_IMPORT_ERROR, violations=[])
@@ -342,7 +347,7 @@ def main() -> None:
         violations = check_dry_run(dry, nodes, (head.host if head and head.host else "head"), p["dry_run_timeout"])
 
     if not violations and p["vllm_container"]:
-        vllm, vllm_violations = check_vllm(module, p, probe, nodes, expected_ips)
+        vllm, vllm_violations = check_vllm(module, p, client, probe, nodes)
         result["vllm"] = vllm
         violations = vllm_violations
 
@@ -352,37 +357,41 @@ def main() -> None:
     module.exit_json(**result)
 
 
-def check_vllm(module, p, probe, nodes, expected_ips):
+def check_vllm(module, p, client, probe, nodes):
     """F20: every rank alive in Ray, then /health and one completion, all within vllm_timeout."""
-    if not HAS_DOCKER:
-        module.fail_json(msg=missing_required_lib("docker"), exception=DOCKER_IMPORT_ERROR, violations=[])
     name = p["vllm_container"]
+    head = next((n.host for n in nodes if n.alive and n.head and n.host), "head")
     try:
-        server = docker.DockerClient(base_url=p["docker_host"]).containers.get(name)
+        server = client.containers.get(name)
+        ray_head = client.containers.get(p["container"])
     except docker.errors.NotFound:
         return {"status": "not running", "detail": f"no container {name}"}, []
     except docker.errors.DockerException as exc:
         module.fail_json(msg=f"Could not read container {name}: {exc}", violations=[])
-    if server.status != "running":
+    state = server.attrs.get("State") or {}
+    running = server.status == "running"
+    died_under_ray = ended_under(state, ray_head.attrs.get("State"))
+    status = {"running": running, "died_under_ray": died_under_ray, "finished": (state.get("FinishedAt") or "")[:19],
+              "exit_code": state.get("ExitCode")}
+    if not running and not died_under_ray:
         return {"status": "not running", "detail": f"container {name} is {server.status}"}, []
-    head = next((n.host for n in nodes if n.alive and n.head and n.host), "head")
     deadline = time.monotonic() + p["vllm_timeout"]
     vllm = {"ranks": [], "rank_table": []}
-    if p["vllm_ranks"]:
+    violations = []
+    if p["vllm_ranks"] or not running:
         while True:
             try:
                 ranks = probe({"mode": "table", "timeout": 0, "vllm_ranks": True}).get("vllm_ranks") or []
             except (ProbeError, docker.errors.DockerException) as exc:
                 module.fail_json(msg=f"Could not read vLLM's ranks from Ray: {exc}", violations=[])
-            violations = check_vllm_ranks(ranks, nodes, p["vllm_ranks"], timeout=p["vllm_timeout"])
-            dead = [v for v in violations if v.host != "cluster"]
+            violations = check_vllm_server(status, ranks, nodes, p["vllm_ranks"], head, name, timeout=p["vllm_timeout"])
             # A dead rank never comes back by waiting; too few ranks may be a vLLM still starting.
-            if dead or not violations or time.monotonic() >= deadline:
+            if not violations or any(v.host != "cluster" for v in violations) or time.monotonic() >= deadline:
                 break
             time.sleep(2)
         vllm.update(ranks=ranks, rank_table=rank_table(ranks, nodes))
-        if violations:
-            return dict(vllm, status="failed"), violations
+    if violations:
+        return dict(vllm, status="failed"), violations
     url, model = endpoint_from_args(server.attrs.get("Args") or [])
     key = ""
     if p["vllm_api_key_file"] and os.path.exists(p["vllm_api_key_file"]):
@@ -391,8 +400,7 @@ def check_vllm(module, p, probe, nodes, expected_ips):
     outcome = check_answers(url, model, key, max(1.0, deadline - time.monotonic()))
     vllm.update(outcome)
     if outcome["status"] != "ok":
-        message = answer_message(head, name, outcome, p["vllm_timeout"])
-        return vllm, [Violation("F20", head, url, message)]
+        return vllm, [Violation("F20", head, url, answer_message(head, name, outcome, p["vllm_timeout"]))]
     return vllm, []
 
 

@@ -1,0 +1,84 @@
+"""The vLLM server's endpoint from its command line, and the verdict of /health plus one completion."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._vllm_serving import (
+    answer_message,
+    check_answers,
+    endpoint_from_args,
+)
+
+LAUNCHER = ["-c", "exec python3 \"$@\"", "vllm-server", "-m", "vllm.entrypoints.openai.api_server"]
+
+
+@pytest.mark.parametrize(
+    "args, endpoint",
+    [
+        (LAUNCHER + ["--model", "/models/tiny", "--served-model-name", "tiny", "--host", "198.18.0.180", "--port", "8000"],
+         ("http://198.18.0.180:8000", "tiny")),
+        (LAUNCHER + ["--model=Qwen/Qwen3", "--host=0.0.0.0", "--port=9000"], ("http://127.0.0.1:9000", "Qwen/Qwen3")),
+        (["serve", "Qwen/Qwen3", "--tensor-parallel-size", "2"], ("http://127.0.0.1:8000", "Qwen/Qwen3")),
+        (LAUNCHER + ["--model", "m", "--host", "fd00::1", "--enforce-eager", "--port", "8001"], ("http://[fd00::1]:8001", "m")),
+        (LAUNCHER + ["--enforce-eager", "--model", "m"], ("http://127.0.0.1:8000", "m")),
+    ],
+)
+def test_endpoint_from_args(args, endpoint):
+    assert endpoint_from_args(args) == endpoint
+
+
+class Server:
+    """A scripted vLLM: /health answers from a list (the last answer repeats), completions from one answer."""
+
+    def __init__(self, health, completion=(200, {"usage": {"completion_tokens": 4}})):
+        self.health = list(health)
+        self.completion = completion
+        self.calls = []
+        self.now = 0.0
+
+    def call(self, url, body, key, timeout):
+        self.calls.append((url.rsplit("/", 1)[-1], key))
+        self.now += 1
+        if url.endswith("/health"):
+            return self.health.pop(0) if len(self.health) > 1 else self.health[0]
+        status, payload = self.completion
+        return status, json.dumps(payload) if isinstance(payload, dict) else payload
+
+    def clock(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+@pytest.mark.parametrize(
+    "case, health, completion, status, detail",
+    [
+        ("answers", [(200, "")], (200, {"usage": {"completion_tokens": 4}}), "ok", "answered"),
+        ("loads, then answers", [(0, "ConnectionRefusedError"), (503, ""), (200, "")],
+         (200, {"usage": {"completion_tokens": 1}}), "ok", "answered"),
+        ("never healthy", [(0, "ConnectionRefusedError: [Errno 111]")], None, "failed", "/health answered nothing"),
+        ("health 500", [(500, "engine dead")], None, "failed", "/health answered 500: engine dead"),
+        ("completion fails", [(200, "")], (500, "EngineDeadError"), "failed", "/v1/completions answered 500: EngineDeadError"),
+        ("completion times out", [(200, "")], (0, "TimeoutError: timed out"), "failed", "answered nothing: TimeoutError"),
+        ("no tokens", [(200, "")], (200, {"usage": {"completion_tokens": 0}}), "failed", "no tokens came back"),
+    ],
+)
+def test_check_answers(case, health, completion, status, detail):
+    server = Server(health, completion or (200, {}))
+    outcome = check_answers("http://h:8000", "tiny", "k", 30, call=server.call, clock=server.clock, sleep=server.sleep)
+    assert outcome["status"] == status, case
+    assert detail in outcome["detail"], case
+    assert all(key == "k" for _, key in server.calls)
+    assert server.now <= 30 + 12, "one deadline for the whole check"
+
+
+def test_failure_message_names_host_url_model_bound_and_fix():
+    outcome = {"url": "http://198.18.0.180:8000", "model": "tiny", "detail": "/health answered nothing"}
+    message = answer_message("spark-1", "vllm-cluster-vllm", outcome, 60)
+    for needle in ("[F20] spark-1", "http://198.18.0.180:8000", "tiny", "within 60 s", "/health answered nothing",
+                   "docker logs vllm-cluster-vllm", "--tags vllm -e vllm_cluster_restart=true", "#f20"):
+        assert needle in message

@@ -6,7 +6,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 name: ended_under
 short_description: Whether a container ended on its own while the container under it kept running
-version_added: 0.2.0
+version_added: 0.1.0
 author: inferops engineering (@inferops)
 description:
   - Compares two containers of one host from C(docker inspect) (as M(community.docker.docker_container_info)

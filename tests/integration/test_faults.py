@@ -53,15 +53,15 @@ def test_worker_restarted_without_a_clean_stop_passes_validate_once_ray_drops_it
         assert time.monotonic() < deadline, "the restarted worker did not report `Ray runtime started`"
         time.sleep(1)
     try:
-        result = lab.playbook(tmp_path, "--tags", "validate")
+        # vLLM's rank on spark-2 died with the worker (F20, tested in test_serving_across_nodes): judge Ray alone.
+        result = lab.playbook(tmp_path, "--tags", "validate", "-e", "cluster_validate_vllm=false")
         output = result.stdout + result.stderr
         assert result.returncode == 0, output[-3000:]
         rows = re.findall(r"spark-2\s+198\.18\.1\.13\s+worker (alive|DEAD)", output)
         assert rows.count("alive") == 1 and rows.count("DEAD") >= 1, output[-3000:]
-    except AssertionError:
-        # Only a failure leaves the cluster in doubt; a pass has just validated it.
+    finally:
+        # site.yml brings vLLM's ranks back (its rank on spark-2 died with the worker)
         converge(lab, tmp_path)
-        raise
 
 
 def test_head_restarted_by_hand_is_healed_by_site_yml(lab, tmp_path):

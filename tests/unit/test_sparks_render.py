@@ -129,6 +129,22 @@ def test_vllm_serves_the_model_tensor_parallel_over_ray(render):
     assert spec["device_requests"] and spec["network_mode"] == "host"
 
 
+def test_vllm_driver_joins_the_ray_head_as_the_lab_measured_it_must(render):
+    """What made TP=2 over Ray span the lab's two nodes, rendered for the Sparks unchanged."""
+    spec = container(render, "spark-1", "vllm_container.json")
+    # Ray's driver finds its node's raylet by process: the head container's PID namespace, no init of its own.
+    assert spec["pid_mode"] == "container:vllm-cluster-ray-head"
+    assert spec["init"] is False and spec["ipc_mode"] == "host"
+    # The engine and its local rank (a Ray actor in the head's container) meet on IPC sockets in a
+    # directory both containers mount at the same path.
+    for host in ("spark-1", "spark-2"):
+        assert env_file(render, host)["VLLM_RPC_BASE_PATH"] == "/tmp/ray/vllm-rpc"
+        assert "/var/lib/inferops-vllm-cluster/ray:/tmp/ray" in container(render, host)["volumes"]
+    assert env_file(render, "spark-1", "vllm.env")["VLLM_RPC_BASE_PATH"] == "/tmp/ray/vllm-rpc"
+    # A Ray container keeps its own init and PID namespace.
+    assert "pid_mode" not in container(render, "spark-1") and container(render, "spark-1")["init"] is True
+
+
 def test_no_management_address_in_the_cluster_wiring(render):
     wiring = []
     for host in ("spark-1", "spark-2"):

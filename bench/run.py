@@ -127,15 +127,38 @@ def noop_rerun() -> dict:
 
 
 def restarts() -> dict:
-    vllm = [playbook("--tags", "vllm", "-e", "vllm_cluster_restart=true")["seconds"] for _run in range(RUNS)]
     ray = [playbook("--tags", "ray", "-e", "vllm_cluster_restart=true")["seconds"] for _run in range(RUNS)]
-    log(f"restarts: vllm {[round(v, 1) for v in vllm]} s, ray {[round(r, 1) for r in ray]} s")
-    return {"vllm": median(vllm), "ray": median(ray)}
+    log(f"restarts: ray {[round(r, 1) for r in ray]} s")
+    return {"ray": median(ray)}
+
+
+# The lab serves tensor parallel 2 over Ray (one rank per node); its earlier single-node setup is the baseline.
+TP1 = ("-e", "vllm_server_tensor_parallel_size=1", "-e", "vllm_server_distributed_executor_backend=uni")
+
+
+def serving(extra: tuple[str, ...]) -> dict:
+    """vLLM from no container to its first completion (the vLLM play ends with a smoke completion), and
+    its restart until it answers again, with the lab's inventory plus `extra`."""
+    cold, restart = [], []
+    for _run in range(RUNS):
+        node("spark-1", "docker", "rm", "-f", "vllm-cluster-vllm")
+        cold.append(playbook("--tags", "vllm", *extra)["seconds"])
+    for _run in range(RUNS):
+        restart.append(playbook("--tags", "vllm", "-e", "vllm_cluster_restart=true", *extra)["seconds"])
+    return {"cold": median(cold), "restart": median(restart), "runs": [cold, restart]}
+
+
+def tensor_parallel() -> dict:
+    """TP=2 across both nodes (the lab's inventory) beside TP=1 on the head alone; ends at TP=2."""
+    figures = {1: serving(TP1), 2: serving(())}
+    log(f"serving TP=1 {figures[1]['runs']} s, TP=2 {figures[2]['runs']} s (cold to first completion, restarts)")
+    return figures
 
 
 def footprint() -> dict:
     usage = {}
     for host, container in (("spark-1", "vllm-cluster-ray-head"), ("spark-2", "vllm-cluster-ray-worker"), ("spark-1", "vllm-cluster-vllm")):
+        # (vLLM's rank on each node runs inside that node's Ray container: its memory is counted there)
         stats = node(host, "docker", "stats", "--no-stream", "--format", "{{json .}}", container).stdout
         usage[container] = json.loads(stats)["MemUsage"].split(" / ")[0]
     return usage
@@ -217,7 +240,7 @@ def machine() -> str:
 
 
 def write_report(results: dict, minutes: float) -> None:
-    cold, noop, rst, inc, sc, fp = (results[k] for k in ("cold", "noop", "restarts", "incident", "scale", "footprint"))
+    cold, noop, rst, inc, sc, fp, tp = (results[k] for k in ("cold", "noop", "restarts", "incident", "scale", "footprint", "tp"))
     lines = [
         "# Benchmarks",
         "",
@@ -239,9 +262,13 @@ def write_report(results: dict, minutes: float) -> None:
         f"| Ray alone: {inc['alone_pending']} of {inc['requests']} placement requests for `node:{HEAD_IC}` still pending, "
         f"no error, after {inc['alone_cap']} s; vLLM's Ray executor waits {inc['vllm_wait']} s (`PG_WAIT_TIMEOUT`) before raising "
         f"| - |",
-        f"| restart vLLM only (`--tags vllm -e vllm_cluster_restart=true`, until it answers) | {rst['vllm']:.1f} s | - | - |",
+        f"| vLLM from no container to its first completion (`--tags vllm`), tensor parallel 2 over Ray, one rank per node "
+        f"| {tp[2]['cold']:.1f} s | {tp[1]['cold']:.1f} s (TP=1, one process on the head, `uni` executor) "
+        f"| {tp[2]['cold'] / tp[1]['cold']:.1f}x |",
+        f"| restart vLLM only (`--tags vllm -e vllm_cluster_restart=true`, until it answers), TP=2 over Ray "
+        f"| {tp[2]['restart']:.1f} s | {tp[1]['restart']:.1f} s (TP=1, `uni`) | {tp[2]['restart'] / tp[1]['restart']:.1f}x |",
         f"| restart Ray (`--tags ray -e vllm_cluster_restart=true`: vLLM stopped, head, worker, validation, vLLM answers) "
-        f"| {rst['ray']:.1f} s | - | {rst['ray'] / rst['vllm']:.1f}x the vLLM restart |",
+        f"| {rst['ray']:.1f} s | - | {rst['ray'] / tp[2]['restart']:.1f}x the vLLM restart |",
         "",
         "## Scale: the validate step (`site.yml --tags validate`, node table and dry-runs) by cluster size",
         "",
@@ -288,6 +315,7 @@ def main() -> None:
     playbook("--tags", "vllm")
     results["noop"] = noop_rerun()
     results["footprint"] = footprint()
+    results["tp"] = tensor_parallel()
     results["restarts"] = restarts()
     node("spark-1", "docker", "rm", "-f", "vllm-cluster-vllm")  # the scale rows compare Ray alone, as the 2-node row
     subprocess.run(["docker", "unpause", "inferops-lab-spark-3", "inferops-lab-spark-4"], check=True, capture_output=True)

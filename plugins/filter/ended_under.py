@@ -11,8 +11,8 @@ author: inferops engineering (@inferops)
 description:
   - Compares two containers of one host from C(docker inspect) (as M(community.docker.docker_container_info)
     returns them), for example the vLLM server and the Ray head it is a driver of.
-  - True when the first is not running, the second is, and the first finished after the second's current start:
-    it ended by itself (crashed, or lost a rank), not stopped by the collection, which stops vLLM with Ray or before it.
+  - True when the first is not running, the second is, and the first finished after the second's current start.
+    Then it ended by itself (crashed, or lost a rank); the collection stops vLLM with Ray or before it.
 options:
   _input:
     description: The container that may have ended (C(container) of M(community.docker.docker_container_info)); null when absent.

@@ -13,7 +13,8 @@ import json
 import time
 import typing as t
 import urllib.error
-import urllib.request
+
+from ansible.module_utils.urls import open_url
 
 TROUBLESHOOTING = "https://github.com/inferops/vllm_cluster/blob/main/docs/troubleshooting.md"
 
@@ -61,9 +62,9 @@ def http_call(url: str, body: dict | None, key: str, timeout: float) -> tuple[in
     if key:
         headers["Authorization"] = f"Bearer {key}"
     data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url, data=data, headers=headers, method="POST" if data else "GET")
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 (an http URL we built)
+        with open_url(url, data=data, headers=headers, method="POST" if data else "GET", timeout=timeout,
+                      use_proxy=False) as response:
             return response.status, response.read().decode(errors="replace")
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode(errors="replace")

@@ -22,11 +22,12 @@ description:
     the placement group vLLM requests (one 1-GPU bundle per rank, bundle 0 pinned to C(node:<driver ip>)) is
     created, awaited and removed (F2). Second, every worker, through a Ray task carrying a 2 MB object, opens TCP
     to a listener on the driver's address at an ephemeral port, as torch c10d does (F3, F4).
-  - When O(vllm_container) runs on this host, checks the vLLM server it holds (F20). With O(vllm_ranks), every
-    rank of vLLM's live Ray drivers must be alive in Ray's actor table: a dead rank is named at once (host, address,
-    rank, pid), fewer alive ranks than O(vllm_ranks) only after O(vllm_timeout). Then C(/health) must answer 200
-    and one short completion must return tokens, both within O(vllm_timeout); the address, port and model are
-    read from the container's own command line. A vLLM container that does not run is reported, not judged.
+  - When O(vllm_container) runs on this host, or ended on its own while the Ray head kept running, checks the vLLM
+    server (F20). With O(vllm_ranks), the ranks of vLLM's newest Ray driver are read from Ray's actor table. A rank
+    that died is named at once (host, address, rank, pid, and Ray's cause); fewer alive ranks than O(vllm_ranks) are
+    reported only after O(vllm_timeout). Then C(/health) must answer 200 and one short completion must return tokens,
+    both within O(vllm_timeout). The address, port and model are read from the container's own command line. A vLLM
+    container stopped on purpose (with Ray, or before it) is reported, not judged.
   - Changes nothing. The placement group and listener of the dry-runs are removed before it returns.
 options:
   interconnect_cidr:

@@ -62,7 +62,7 @@ def test_dead_rank_on_spark_2_is_named_by_validate_and_healed_by_a_vllm_restart(
     lab.node("spark-2", "docker", "exec", "vllm-cluster-ray-worker", "kill", "-9", str(rank["pid"]))
     try:
         # What the head's /health says meanwhile (vLLM 0.32 shuts the server down; older ones kept 200).
-        seen = [health() for _ in range(3) if time.sleep(2) is None]
+        seen = [health() for _attempt in range(3) if time.sleep(2) is None]
         print(f"/health after killing spark-2's rank: {seen}")
         result = lab.playbook(tmp_path, "--tags", "validate")
         output = result.stdout + result.stderr

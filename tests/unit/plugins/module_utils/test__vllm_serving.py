@@ -72,7 +72,7 @@ def test_check_answers(case, health, completion, status, detail):
     outcome = check_answers("http://h:8000", "tiny", "k", 30, call=server.call, clock=server.clock, sleep=server.sleep)
     assert outcome["status"] == status, case
     assert detail in outcome["detail"], case
-    assert all(key == "k" for _, key in server.calls)
+    assert all(key == "k" for _path, key in server.calls)
     assert server.now <= 30 + 12, "one deadline for the whole check"
 
 

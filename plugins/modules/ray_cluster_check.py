@@ -23,8 +23,8 @@ description:
     created, awaited and removed (F2). Second, every worker, through a Ray task carrying a 2 MB object, opens TCP
     to a listener on the driver's address at an ephemeral port, as torch c10d does (F3, F4).
   - When O(vllm_container) runs on this host, or ended on its own while the Ray head kept running, checks the vLLM
-    server (F20). With O(vllm_ranks), the ranks of vLLM's newest Ray driver are read from Ray's actor table. A rank
-    that died is named at once (host, address, rank, pid, and Ray's cause); fewer alive ranks than O(vllm_ranks) are
+    server (F20). With the Ray executor (O(vllm_executor)), the ranks of vLLM's newest Ray driver are read from Ray's actor table. A rank
+    that died is named at once (host, address, rank, pid, and Ray's cause); fewer alive ranks than tensor x pipeline are
     reported only after O(vllm_timeout). Then C(/health) must answer 200 and one short completion must return tokens,
     both within O(vllm_timeout). The address, port and model are read from the container's own command line. A vLLM
     container stopped on purpose (with Ray, or before it) is reported, not judged.
@@ -88,12 +88,13 @@ options:
       - Name of the vLLM server container on this host. Empty (or a container that does not run) skips the vLLM checks.
     type: str
     default: ""
-  vllm_ranks:
+  vllm_executor:
     description:
-      - Ranks vLLM runs as Ray actors (tensor x pipeline parallel size with the Ray executor). 0 checks no ranks
-        (vLLM's other executors keep no rank in Ray).
-    type: int
-    default: 0
+      - vLLM's distributed executor. With C(ray) every rank is a Ray actor, and O(tensor_parallel_size) x
+        O(pipeline_parallel_size) of them must be alive; vLLM's other executors keep no rank in Ray.
+    type: str
+    choices: [ray, mp, uni]
+    default: ray
   vllm_api_key_file:
     description: File holding the API key vLLM requires (root-only on the node); read when it exists, never returned.
     type: path
@@ -138,8 +139,8 @@ EXAMPLES = r"""
     expected_node_ips:
       spark-1: 192.168.200.12
       spark-2: 192.168.200.13
+    tensor_parallel_size: 2
     vllm_container: vllm-cluster-vllm
-    vllm_ranks: 2
     vllm_api_key_file: /etc/inferops-vllm-cluster/vllm_api_key
     vllm_timeout: 120
 
@@ -273,7 +274,7 @@ def main() -> None:
             dry_run_timeout=dict(type="int", default=30),
             driver_ip=dict(type="str", default=""),
             vllm_container=dict(type="str", default=""),
-            vllm_ranks=dict(type="int", default=0),
+            vllm_executor=dict(type="str", default="ray", choices=["ray", "mp", "uni"]),
             vllm_api_key_file=dict(type="path", default=""),
             vllm_timeout=dict(type="int", default=60),
         ),
@@ -379,13 +380,14 @@ def check_vllm(module, p, client, probe, nodes):
     deadline = time.monotonic() + p["vllm_timeout"]
     vllm = {"ranks": [], "rank_table": []}
     violations = []
-    if p["vllm_ranks"] or not running:
+    ray_ranks = (p["tensor_parallel_size"] or 1) * (p["pipeline_parallel_size"] or 1) if p["vllm_executor"] == "ray" else 0
+    if ray_ranks or not running:
         while True:
             try:
                 ranks = probe({"mode": "table", "timeout": 0, "vllm_ranks": True}).get("vllm_ranks") or []
             except (ProbeError, docker.errors.DockerException) as exc:
                 module.fail_json(msg=f"Could not read vLLM's ranks from Ray: {exc}", violations=[])
-            violations = check_vllm_server(status, ranks, nodes, p["vllm_ranks"], head, name, timeout=p["vllm_timeout"])
+            violations = check_vllm_server(status, ranks, nodes, ray_ranks, head, name, timeout=p["vllm_timeout"])
             # A dead rank never comes back by waiting; too few ranks may be a vLLM still starting.
             if not violations or any(v.host != "cluster" for v in violations) or time.monotonic() >= deadline:
                 break

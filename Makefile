@@ -69,7 +69,7 @@ molecule: setup lab-images
 integration: lab
 	status=0; pytest -q tests/integration || status=$$?; $(MAKE) lab-down; exit $$status
 
-# Unattended, 13 to 21 minutes on 2 cores, depending on how busy the host is; the lab (up to 4 nodes) is removed afterwards.
+# Unattended, 15 to 25 minutes on 2 cores, depending on how busy the host is; the lab (up to 4 nodes) is removed afterwards.
 bench: setup lab-images
 	status=0; python3 bench/run.py || status=$$?; $(MAKE) lab-down LAB_INVENTORIES="inventories/lab inventories/lab-3node inventories/lab-4node"; exit $$status
 

@@ -41,7 +41,7 @@ class Lab:
         inventory = LAB_INVENTORY
         if hosts is not None:
             inventory = tmp_path / "inventory"
-            inventory.mkdir()
+            inventory.mkdir(exist_ok=True)  # a test may have put credentials there first
             (inventory / "hosts.yml").write_text(yaml.safe_dump(hosts))
             (inventory / "group_vars").symlink_to(LAB_INVENTORY / "group_vars")
         env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")

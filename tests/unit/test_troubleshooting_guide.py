@@ -7,6 +7,7 @@ import re
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_checks import MESSAGES as RAY_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_checks import TROUBLESHOOTING
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_token import MESSAGES as TOKEN_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._vllm_serving import MESSAGES as SERVING_MESSAGES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -14,12 +15,12 @@ GUIDE = (REPO / "docs" / "troubleshooting.md").read_text()
 
 
 def test_every_module_message_is_quoted_verbatim():
-    for key, template in {**RAY_MESSAGES, **SERVING_MESSAGES}.items():
+    for key, template in {**RAY_MESSAGES, **SERVING_MESSAGES, **TOKEN_MESSAGES}.items():
         assert template.replace("{doc}", TROUBLESHOOTING) in GUIDE, f"{key} differs between code and guide"
 
 
 def test_every_failure_mode_has_its_anchor():
-    for number in [*range(1, 16), 20]:
+    for number in [*range(1, 16), 20, 21]:
         assert f'<a id="f{number}"></a>' in GUIDE
 
 

@@ -1,0 +1,93 @@
+"""The cluster's Ray token never changes as a side effect (F21), rotates only when asked, and the
+containers always equal the rendered configuration: what is removed from it leaves them too."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import REPO
+
+CONTROLLER_TOKEN = REPO / "inventories" / "lab" / "credentials" / "ray_auth_token"
+NODE_TOKEN = "/etc/inferops-vllm-cluster/ray_auth_token"
+CONTAINERS = {"spark-1": ["vllm-cluster-ray-head", "vllm-cluster-vllm"], "spark-2": ["vllm-cluster-ray-worker"]}
+
+
+def node_token(lab, host) -> str:
+    return lab.node(host, "cat", NODE_TOKEN).stdout.strip()
+
+
+def container_envs(lab) -> dict[str, dict[str, str]]:
+    envs = {}
+    for host, names in CONTAINERS.items():
+        for name in names:
+            config = json.loads(lab.node(host, "docker", "inspect", "--format", "{{json .Config.Env}}", name).stdout)
+            envs[name] = dict(line.split("=", 1) for line in config)
+    return envs
+
+
+def container_ids(lab) -> dict[str, str]:
+    return {name: lab.node(host, "docker", "inspect", "--format", "{{.Id}}", name).stdout.strip()
+            for host, names in CONTAINERS.items() for name in names}
+
+
+def test_a_second_copy_of_the_inventory_takes_the_heads_token(lab, tmp_path, unchanged):
+    # the lab's inventory in another directory, without its credentials: a teammate's clone, CI
+    result = lab.playbook(tmp_path, hosts=lab.hosts)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    assert "this controller had none; it takes the one on the head" in output
+    copied = tmp_path / "inventory" / "credentials" / "ray_auth_token"
+    assert copied.read_text().strip() == node_token(lab, "spark-1") == node_token(lab, "spark-2")
+    assert copied.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("limit", [[], ["--limit", "spark-2"]], ids=["all", "limit-worker"])
+def test_another_token_is_refused_before_anything_changes(lab, tmp_path, unchanged, limit):
+    before = node_token(lab, "spark-1")
+    credentials = tmp_path / "inventory" / "credentials"
+    credentials.mkdir(parents=True)
+    (credentials / "ray_auth_token").write_text("0" * 64)
+    result = lab.playbook(tmp_path, *limit, hosts=lab.hosts)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-3000:]
+    for text in ("[F21] spark-1: the cluster's Ray token (/etc/inferops-vllm-cluster/ray_auth_token on the head)",
+                 f"differs from the controller's ({credentials / 'ray_auth_token'})", "nothing was changed",
+                 "vllm_cluster_ray_auth_rotate=true"):
+        assert text in output, output[-3000:]
+    assert "0" * 64 not in output and before not in output
+    assert node_token(lab, "spark-1") == node_token(lab, "spark-2") == before
+
+
+def test_rotation_replaces_the_token_everywhere_and_the_cluster_serves_again(lab, tmp_path):
+    old_token, old_ids = CONTROLLER_TOKEN.read_text().strip(), container_ids(lab)
+    result = lab.playbook(tmp_path, "-e", "vllm_cluster_ray_auth_rotate=true")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    new_token = CONTROLLER_TOKEN.read_text().strip()
+    assert new_token != old_token and len(new_token) == 64
+    assert node_token(lab, "spark-1") == node_token(lab, "spark-2") == new_token
+    # every container restarted with it: validate and vLLM's smoke completion ran on the new token
+    new_ids = container_ids(lab)
+    assert all(new_ids[name] != old_ids[name] for name in new_ids), (old_ids, new_ids)
+    assert "vLLM serves tiny-llama" in output
+    assert old_token not in output and new_token not in output
+
+
+def test_settings_removed_from_the_inventory_leave_the_containers(lab, tmp_path):
+    """Ray auth off then on again, and an extra variable added then removed: both ways converge."""
+    token = CONTROLLER_TOKEN.read_text().strip()
+    off = lab.playbook(tmp_path, "-e", "vllm_cluster_ray_auth=off", "-e", '{"vllm_cluster_extra_env": {"INFEROPS_PROBE": "1"}}')
+    assert off.returncode == 0, (off.stdout + off.stderr)[-3000:]
+    for name, env in container_envs(lab).items():
+        assert "RAY_AUTH_MODE" not in env and "RAY_AUTH_TOKEN_PATH" not in env, name
+        assert env.get("INFEROPS_PROBE") == "1", name
+    assert lab.node("spark-2", "test", "-e", NODE_TOKEN, check=False).returncode != 0
+
+    on = lab.playbook(tmp_path)
+    assert on.returncode == 0, (on.stdout + on.stderr)[-3000:]
+    for name, env in container_envs(lab).items():
+        assert env.get("RAY_AUTH_MODE") == "token", name
+        assert "INFEROPS_PROBE" not in env, name
+    # the cluster came back with the token it had: turning auth off is no rotation
+    assert node_token(lab, "spark-1") == node_token(lab, "spark-2") == token

@@ -59,6 +59,12 @@ MESSAGES: dict[str, str] = {
         "restart {host}'s Ray container (site.yml --tags ray --limit {host} -e vllm_cluster_restart=true) or give "
         "each host its own vllm_cluster_node_ip. See {doc}#f8"
     ),
+    "F22": (
+        "[F22] {address}: an alive Ray node that is not in the inventory (hostname {hostname}, id {node_id}) is part "
+        "of the cluster; its {gpus} GPUs are not counted, yet vLLM could place a rank on it. Fix: stop Ray on that "
+        "machine (docker stop of its Ray container) or add it to the inventory under ray_workers; "
+        "cluster_validate_unknown_nodes=warn only reports it. See {doc}#f22"
+    ),
     "F15": (
         "[F15] {host}: the Ray node at {address} (id {node_id}) is dead and no alive node replaced it. "
         "Fix: look at `docker logs` of the Ray container on {host} and restart it "
@@ -202,10 +208,16 @@ def check_nodes(
     tensor_parallel_size: int | None = None,
     pipeline_parallel_size: int | None = None,
     timeout: int = 0,
+    unknown_nodes: str = "fail",
 ) -> list[Violation]:
-    """Every violation visible in the node table, in the order an operator should fix them."""
+    """Every violation visible in the node table, in the order an operator should fix them.
+
+    With unknown_nodes='warn', alive nodes outside the inventory (F22) are left to unknown_node_warnings().
+    """
     violations: list[Violation] = []
     live = alive(nodes)
+    if unknown_nodes == "fail":
+        violations.extend(unknown_node_violations(nodes, cidr, expected_node_ips))
 
     def label(node: Node) -> str:
         return node.host or f"unknown node {node.hostname or node.node_id[:12]}"
@@ -265,7 +277,8 @@ def check_nodes(
                           _message("F15", host=label(node), address=node.address, node_id=node.node_id[:12]))
             )
 
-    gpus = sum(n.gpus for n in live)
+    # an unknown node's GPUs are nobody's to plan with (without an inventory view, every node counts)
+    gpus = sum(n.gpus for n in live if n.host or not expected_node_ips)
     if expected_gpus and gpus < expected_gpus:
         violations.append(
             Violation("F14", "cluster", "", _message("F14_GPU", gpus=_num(gpus), expected_gpus=expected_gpus))
@@ -279,6 +292,18 @@ def check_nodes(
                           _message("F9", tp=tensor_parallel_size, pp=pp, world=world, gpus=_num(gpus)))
             )
     return violations
+
+
+def unknown_node_violations(nodes: list[Node], cidr: str, expected_node_ips: t.Mapping[str, str]) -> list[Violation]:
+    """F22: alive nodes in the interconnect that no inventory host accounts for (outside it, F1/F4 speak)."""
+    if not expected_node_ips:
+        return []
+    return [
+        Violation("F22", node.address, node.address,
+                  _message("F22", address=node.address, hostname=node.hostname or "unknown",
+                           node_id=node.node_id[:12], gpus=_num(node.gpus)))
+        for node in alive(nodes) if not node.host and in_cidr(node.address, cidr)
+    ]
 
 
 def check_dry_run(

@@ -19,8 +19,11 @@ RESULT_MARKER = "RAY_CLUSTER_CHECK_RESULT="
 #            (and, asked for vllm_ranks, the ranks of the newest vLLM driver from Ray's actor table)
 #   dryrun - create vLLM's placement group and let every worker dial the driver's address
 PROBE_SOURCE = r'''
-import json, os, socket, sys, threading, time
+import ipaddress, json, os, signal, socket, sys, threading, time
 params = json.loads(sys.argv[1])
+# The probe's own deadline, whatever blocks (ray.init on a GCS that accepts and never answers): SIGALRM
+# without a handler ends the process from the kernel, even while Ray's C++ holds the interpreter.
+signal.alarm(int(params.get("limit") or 0))
 import ray
 
 def emit(result):
@@ -68,10 +71,28 @@ if params["mode"] == "table":
     started = time.monotonic()
     want_count = params.get("wait_for_count") or 0
     want_ips = set(params.get("wait_for_ips") or [])
+    cidr = ipaddress.ip_network(params["cidr"], strict=False) if params.get("cidr") else None
+
+    def never_heals(live):
+        # An address outside the interconnect (F1, F4), or one address held by two machines (F8), stays so
+        # however long one waits; a restarted node's stale raylet at its own address does go away.
+        for r in live:
+            try:
+                if cidr is not None and ipaddress.ip_address(r["NodeManagerAddress"]) not in cidr:
+                    return True
+            except ValueError:
+                return True
+        names = {}
+        for r in live:
+            names.setdefault(r["NodeManagerAddress"], set()).add(r["NodeManagerHostname"])
+        return any(len(hostnames) > 1 for hostnames in names.values())
+
     while True:
         rows = node_rows()
         live = [r for r in rows if r["Alive"]]
         addresses = set(r["NodeManagerAddress"] for r in live)
+        if never_heals(live):
+            break
         # A node restarted without a clean stop registers anew while Ray still counts its previous
         # raylet alive at the same address for several seconds: wait until that one is declared dead.
         unique = len(addresses) == len(live)
@@ -179,10 +200,27 @@ class ProbeError(Exception):
     """The probe could not run or did not answer; the message says where and why."""
 
 
-def parse_output(stdout: str, stderr: str, rc: int, where: str) -> dict[str, t.Any]:
+# Seconds the probe may take beyond its own waits: Python and Ray's import, ray.init, the reply.
+PROBE_GRACE = 60
+# How the probe's end by SIGALRM (its deadline) reads: docker exec's 128 + 14, or run_command's -14.
+_DEADLINE_CODES = (142, -14)
+
+
+def with_limit(params: t.Mapping[str, t.Any], waits: int) -> dict[str, t.Any]:
+    """The probe's parameters with its deadline: its own waits (seconds) plus PROBE_GRACE."""
+    return dict(params, limit=max(0, int(waits)) + PROBE_GRACE)
+
+
+def parse_output(stdout: str, stderr: str, rc: int, where: str, limit: int = 0) -> dict[str, t.Any]:
     for line in reversed(stdout.splitlines()):
         if line.startswith(RESULT_MARKER):
             return json.loads(line[len(RESULT_MARKER):])
+    if rc in _DEADLINE_CODES and limit:
+        raise ProbeError(
+            f"the Ray probe in {where} did not finish within its deadline of {limit} s: Ray's GCS accepted the "
+            "connection but did not answer (a stopped or overloaded gcs_server). Fix: read `docker logs` of the Ray "
+            "head's container; restart it with site.yml --tags ray_head -e vllm_cluster_restart=true"
+        )
     tail = " | ".join((stderr or stdout).strip().splitlines()[-8:])
     raise ProbeError(f"the Ray probe in {where} exited {rc} without a result: {tail or 'no output'}")
 
@@ -207,10 +245,10 @@ def run_in_container(client: t.Any, container: str, python: str, params: t.Mappi
         )
     rc, (out, err) = target.exec_run([python] + probe_args(params), demux=True)
     return parse_output((out or b"").decode(errors="replace"), (err or b"").decode(errors="replace"), rc,
-                        f"container {container}")
+                        f"container {container}", params.get("limit", 0))
 
 
 def run_locally(run_command: t.Callable[..., t.Any], python: str, params: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
     """Run the probe with a local interpreter that can import ray."""
     rc, out, err = run_command([python] + probe_args(params))
-    return parse_output(out, err, rc, f"local {python}")
+    return parse_output(out, err, rc, f"local {python}", params.get("limit", 0))

@@ -29,6 +29,10 @@ description:
     both within O(vllm_timeout). The address, port and model are read from the container's own command line. A vLLM
     container stopped on purpose (with Ray, or before it) is reported, not judged.
   - Changes nothing. The placement group and listener of the dry-runs are removed before it returns.
+  - Bounded as a whole. What never heals by waiting (an address outside the interconnect, one address held by two
+    machines) ends the wait for nodes at once. Each probe in the container has a deadline of its own waits plus
+    60 s, so a Ray that accepts connections and never answers fails the call with a message. The call returns
+    within O(timeout) + 2 x O(dry_run_timeout) + O(vllm_timeout) + a few minutes.
 options:
   interconnect_cidr:
     description: The interconnect network every node must have registered in.
@@ -103,6 +107,13 @@ options:
     description: Seconds the vLLM checks may take in all (ranks appearing, /health, one completion).
     type: int
     default: 60
+  unknown_nodes:
+    description:
+      - An alive node in the interconnect that is no host of O(expected_node_ips) (a decommissioned box still
+        joined, F22): C(fail) names it; C(warn) only reports it. Its GPUs never count either way.
+    type: str
+    choices: [fail, warn]
+    default: fail
 attributes:
   check_mode:
     support: full
@@ -187,6 +198,16 @@ violations:
       host: spark-1
       address: 10.1.230.180
       message: "[F1] spark-1: the Ray head registered 10.1.230.180, outside the interconnect 192.168.200.0/24 ..."
+unknown_nodes:
+  description: Alive nodes in the interconnect that no host of O(expected_node_ips) accounts for (F22), as violations.
+  returned: when Ray answered
+  type: list
+  elements: dict
+  sample:
+    - check: F22
+      host: 192.168.200.14
+      address: 192.168.200.14
+      message: "[F22] 192.168.200.14: an alive Ray node that is not in the inventory (hostname spark-old, ...) ..."
 dry_run:
   description: What the placement and rendezvous dry-runs found.
   returned: when the dry-runs ran
@@ -235,11 +256,14 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_checks 
     node_table,
     parse_nodes,
     rank_table,
+    unknown_node_violations,
 )
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_probe import (
+    PROBE_GRACE,
     ProbeError,
     run_in_container,
     run_locally,
+    with_limit,
 )
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._vllm_serving import (
     answer_message,
@@ -249,12 +273,17 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._vllm_servin
 
 try:
     import docker
+    import requests
 
     HAS_DOCKER = True
     DOCKER_IMPORT_ERROR = None
+    # dockerd down or a read that timed out reaches the SDK's callers as requests' errors, not DockerException
+    DOCKER_ERRORS: tuple = (docker.errors.DockerException, requests.exceptions.RequestException)
 except ImportError:
     HAS_DOCKER = False
     DOCKER_IMPORT_ERROR = traceback.format_exc()
+    DOCKER_ERRORS = ()
+PROBE_ERRORS = (ProbeError, *DOCKER_ERRORS)
 
 
 def main() -> None:
@@ -277,6 +306,7 @@ def main() -> None:
             vllm_executor=dict(type="str", default="ray", choices=["ray", "mp", "uni"]),
             vllm_api_key_file=dict(type="path", default=""),
             vllm_timeout=dict(type="int", default=60),
+            unknown_nodes=dict(type="str", default="fail", choices=["fail", "warn"]),
         ),
         supports_check_mode=True,
     )
@@ -295,8 +325,11 @@ def main() -> None:
         if not HAS_DOCKER:
             module.fail_json(msg=missing_required_lib("docker"), exception=DOCKER_IMPORT_ERROR, violations=[])
         try:
-            client = docker.DockerClient(base_url=p["docker_host"])
-        except docker.errors.DockerException as exc:
+            # the socket timeout bounds every Docker call, the longest probe's exec included
+            longest = max(p["timeout"], 2 * p["dry_run_timeout"], p["vllm_timeout"]) + PROBE_GRACE + 30
+            client = docker.DockerClient(base_url=p["docker_host"], timeout=longest)
+            client.ping()
+        except DOCKER_ERRORS as exc:
             module.fail_json(msg=f"Could not reach the Docker daemon at {p['docker_host']}: {exc}", violations=[])
 
         def probe(params):
@@ -306,13 +339,14 @@ def main() -> None:
             return run_locally(module.run_command, p["python"], params)
 
     try:
-        raw = probe({
+        raw = probe(with_limit({
             "mode": "table",
             "timeout": p["timeout"],
             "wait_for_count": p["expected_nodes"] or len(expected_ips),
             "wait_for_ips": sorted(expected_ips.values()),
-        })
-    except (ProbeError, docker.errors.DockerException if HAS_DOCKER else ProbeError) as exc:
+            "cidr": p["interconnect_cidr"],
+        }, p["timeout"]))
+    except PROBE_ERRORS as exc:
         module.fail_json(msg=f"Could not read Ray's node table: {exc}", violations=[])
 
     nodes = parse_nodes(raw["nodes"], expected_ips)
@@ -331,19 +365,24 @@ def main() -> None:
         tensor_parallel_size=p["tensor_parallel_size"],
         pipeline_parallel_size=p["pipeline_parallel_size"],
         timeout=p["timeout"],
+        unknown_nodes=p["unknown_nodes"],
     )
+    result["unknown_nodes"] = [v.as_dict() for v in unknown_node_violations(nodes, p["interconnect_cidr"], expected_ips)]
+    if p["unknown_nodes"] == "warn":
+        for unknown in result["unknown_nodes"]:
+            module.warn(unknown["message"])
 
     if not violations and p["dry_run"]:
         head = next((n for n in nodes if n.alive and n.head), None)
         world = (p["tensor_parallel_size"] or 0) * (p["pipeline_parallel_size"] or 1)
         try:
-            dry = probe({
+            dry = probe(with_limit({
                 "mode": "dryrun",
                 "timeout": p["dry_run_timeout"],
                 "driver_ip": p["driver_ip"],
                 "bundles": world,
-            })
-        except (ProbeError, docker.errors.DockerException if HAS_DOCKER else ProbeError) as exc:
+            }, 2 * p["dry_run_timeout"]))
+        except PROBE_ERRORS as exc:
             module.fail_json(msg=f"Could not run the dry-runs: {exc}", violations=[], **result)
         result["dry_run"] = dry
         violations = check_dry_run(dry, nodes, (head.host if head and head.host else "head"), p["dry_run_timeout"])
@@ -368,7 +407,7 @@ def check_vllm(module, p, client, probe, nodes):
         ray_head = client.containers.get(p["container"])
     except docker.errors.NotFound:
         return {"status": "not running", "detail": f"no container {name}"}, []
-    except docker.errors.DockerException as exc:
+    except DOCKER_ERRORS as exc:
         module.fail_json(msg=f"Could not read container {name}: {exc}", violations=[])
     state = server.attrs.get("State") or {}
     running = server.status == "running"
@@ -384,8 +423,8 @@ def check_vllm(module, p, client, probe, nodes):
     if ray_ranks or not running:
         while True:
             try:
-                ranks = probe({"mode": "table", "timeout": 0, "vllm_ranks": True}).get("vllm_ranks") or []
-            except (ProbeError, docker.errors.DockerException) as exc:
+                ranks = probe(with_limit({"mode": "table", "timeout": 0, "vllm_ranks": True}, 0)).get("vllm_ranks") or []
+            except PROBE_ERRORS as exc:
                 module.fail_json(msg=f"Could not read vLLM's ranks from Ray: {exc}", violations=[])
             violations = check_vllm_server(status, ranks, nodes, ray_ranks, head, name, timeout=p["vllm_timeout"])
             # A dead rank never comes back by waiting; too few ranks may be a vLLM still starting.

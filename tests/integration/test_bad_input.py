@@ -3,6 +3,8 @@ is created or changed, with the message the operator needs."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 
@@ -53,3 +55,28 @@ def test_token_auth_required_with_a_ray_that_lacks_it(lab, tmp_path, image_with_
                                   "token authentication needs Ray 2.52.0+"],
                        "--limit", "spark-1", "-e", f"vllm_cluster_image={image_with_old_ray}", "-e", "vllm_cluster_image_archive=",
                        "-e", "vllm_cluster_ray_auth=token")
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ({"vllm_cluster_extra_env": {"X": "x\nRAY_ADDRESS=elsewhere:1"}},
+     "vllm_cluster_extra_env: the value of X holds a line break; in an env file the rest would become a variable of its own."),
+    ({"vllm_cluster_extra_env": {"NCCL_SOCKET_IFNAME": "eth0"}},
+     "vllm_cluster_extra_env: NCCL_SOCKET_IFNAME is set by the collection (interconnect pinning, Ray auth, caches)"),
+    ({"vllm_server_env": {"VLLM_HOST_IP": "198.18.0.180"}},
+     "vllm_server_env: VLLM_HOST_IP is set by the collection (interconnect pinning, Ray auth, caches)"),
+], ids=["newline", "pinned-extra", "pinned-vllm"])
+def test_extra_env_that_would_override_the_pinning(lab, tmp_path, unchanged, extra, message):
+    output = lab.expect_failure(tmp_path, [message], "-e", json.dumps(extra))
+    assert "elsewhere" not in output  # values are never printed: they may be secrets
+
+
+def test_extra_env_refused_by_a_vllm_only_run_too(lab, tmp_path, unchanged):
+    """--tags vllm skips preflight: the env file's own check stops it before the file is written."""
+    lab.expect_failure(tmp_path, ["vllm_server_env: the value of X holds a line break", "Nothing was written."],
+                       "--tags", "vllm", "-e", json.dumps({"vllm_server_env": {"X": "1\nVLLM_HOST_IP=198.18.0.180"}}))
+
+
+def test_interconnect_cidr_covering_the_management_network(lab, tmp_path, unchanged):
+    lab.expect_failure(tmp_path, ["[F5] spark-1: vllm_cluster_interconnect_cidr=198.18.0.0/23 also covers its management "
+                                  "address 198.18.0.180 (default route, eth0)", "(e.g. 198.18.1.0/24)"],
+                       "-e", "vllm_cluster_interconnect_cidr=198.18.0.0/23")

@@ -118,7 +118,8 @@ def test_vllm_serves_the_model_tensor_parallel_over_ray(render):
 
     # A launcher that exports the API key from its root-only file, then execs python3 with the command.
     assert spec["entrypoint"][:2] == ["/bin/sh", "-c"] and 'exec python3 "$@"' in spec["entrypoint"][2]
-    assert "/etc/inferops-vllm-cluster/vllm_api_key" in spec["entrypoint"][2]
+    # the example keeps its key in Vault, commented out: no key file wanted
+    assert spec["entrypoint"][3:] == ["vllm-server", ""]
     assert command[:2] == ["-m", "vllm.entrypoints.openai.api_server"]
     assert arg("--model") == "Qwen/Qwen3.5-122B-A10B-FP8"
     assert arg("--tensor-parallel-size") == "2"
@@ -127,6 +128,34 @@ def test_vllm_serves_the_model_tensor_parallel_over_ray(render):
     assert "/var/lib/inferops-vllm-cluster/ray:/tmp/ray" in spec["volumes"]
     assert env_file(render, "spark-1", "vllm.env")["VLLM_HOST_IP"] == "192.168.200.12"
     assert spec["device_requests"] and spec["network_mode"] == "host"
+
+
+@pytest.mark.parametrize(
+    "case, key, served",
+    [
+        ("a key", "k-123\n", "VLLM_API_KEY=k-123"),
+        ("key file missing", None, None),
+        ("key file empty", "", None),
+        ("no key wanted", False, "VLLM_API_KEY=None"),
+    ],
+)
+def test_the_api_key_launcher_fails_closed(render, tmp_path, case, key, served):
+    """The rendered launcher, run by a real /bin/sh: with a key wanted, no key means no server."""
+    entrypoint = container(render, "spark-1", "vllm_container.json")["entrypoint"]
+    # a space in the path: the path is an argument, never spliced into the script
+    key_file = tmp_path / "config dir" / "vllm_api_key"
+    key_file.parent.mkdir()
+    if isinstance(key, str):
+        key_file.write_text(key)
+    argv = entrypoint[:4] + ["" if key is False else str(key_file),
+                             "-c", "import os; print('VLLM_API_KEY=%s' % os.environ.get('VLLM_API_KEY'))"]
+    env = {k: v for k, v in os.environ.items() if k != "VLLM_API_KEY"}
+    result = subprocess.run(argv, text=True, capture_output=True, env=env, timeout=30, check=False)
+    if served:
+        assert result.returncode == 0 and result.stdout.strip() == served, (case, result)
+    else:
+        assert result.returncode == 78 and not result.stdout, (case, result)
+        assert f"the API key file {key_file} is missing, unreadable or empty: refusing to serve" in result.stderr, case
 
 
 def test_vllm_driver_joins_the_ray_head_as_the_lab_measured_it_must(render):

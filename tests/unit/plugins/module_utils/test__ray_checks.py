@@ -161,3 +161,28 @@ def test_node_table_lists_dead_nodes_last():
     lines = node_table(nodes)
     assert lines[0].startswith("spark-1") and "head" in lines[0]
     assert "DEAD" in lines[-1]
+
+
+DECOMMISSIONED = raw("192.168.200.14", "spark-old", gpus=1.0)
+
+
+@pytest.mark.parametrize(
+    "case, unknown_nodes, kwargs, checks_found",
+    [
+        ("named, and its GPU not counted toward the TP=3 it would have allowed", "fail",
+         {"expected_gpus": 2, "tensor_parallel_size": 3}, ["F22", "F9"]),
+        ("warn: not a failure here, yet its GPU still not counted", "warn",
+         {"expected_gpus": 2, "tensor_parallel_size": 3}, ["F9"]),
+        ("warn, with a fitting parallelism: nothing to fail", "warn", {"expected_gpus": 2, "tensor_parallel_size": 2}, []),
+    ],
+)
+def test_f22_an_alive_node_outside_the_inventory(case, unknown_nodes, kwargs, checks_found):
+    violations = checks(HEALTHY + [DECOMMISSIONED], unknown_nodes=unknown_nodes, **kwargs)
+    assert [v.check for v in violations] == checks_found, case
+    if "F22" in checks_found:
+        message = violations[0].message
+        for text in ("[F22] 192.168.200.14", "hostname spark-old", "its 1 GPUs are not counted", "ray_workers"):
+            assert text in message, case
+    if "F9" in checks_found:
+        assert "Ray sees 2 on alive nodes" in violations[-1].message, case
+

@@ -68,3 +68,26 @@ def test_invalid_cidr_is_refused_before_asking_ray(monkeypatch, capsys):
     result, calls = run(monkeypatch, capsys, dict(ARGS, interconnect_cidr="198.18.1.0/99"), {})
     assert result["failed"] is True and "not a valid CIDR" in result["msg"]
     assert calls == []
+
+
+def test_dockerd_down_is_a_message_not_a_traceback(monkeypatch, capsys, tmp_path):
+    """The real Docker SDK against a socket nobody serves."""
+    args = dict(ARGS, container="vllm-cluster-ray-head", docker_host=f"unix://{tmp_path / 'no-dockerd.sock'}")
+    with patch_module_args(args), pytest.raises(SystemExit):
+        ray_cluster_check.main()
+    result = json.loads(capsys.readouterr().out)
+    assert result["failed"] is True
+    assert result["msg"].startswith(f"Could not reach the Docker daemon at unix://{tmp_path / 'no-dockerd.sock'}: ")
+    assert "Traceback" not in json.dumps(result)
+
+
+def test_an_unknown_node_warns_when_asked_to_and_is_not_counted(monkeypatch, capsys):
+    stranger = {"NodeID": "c" * 56, "Alive": True, "NodeManagerAddress": "198.18.1.14", "NodeManagerHostname": "spark-old",
+                "Resources": {"GPU": 1.0, "node:198.18.1.14": 1.0}}
+    table = {"table": {"nodes": NODES_OK + [stranger], "waited": 0.1}, "dryrun": DRY_OK}
+    failed, _ = run(monkeypatch, capsys, ARGS, table)
+    assert failed["failed"] is True and [v["check"] for v in failed["violations"]] == ["F22"]
+    warned, _ = run(monkeypatch, capsys, dict(ARGS, unknown_nodes="warn"), table)
+    assert not warned.get("failed")
+    assert [u["address"] for u in warned["unknown_nodes"]] == ["198.18.1.14"]
+    assert warned["unknown_nodes"][0]["message"].startswith("[F22] 198.18.1.14:")

@@ -1,0 +1,45 @@
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Container environments: what an inventory may add, and whether a container still holds the pins.
+Private to the collection."""
+
+from __future__ import annotations
+
+import re
+
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+LINE_BREAKS = ("\n", "\r", "\x00")
+
+
+def env_problems(env: dict, reserved: list, variable: str) -> list[str]:
+    """One sentence per entry of `variable` (an extra env dict) that an env file cannot carry as asked.
+
+    A line break would start a variable of its own (an unseen RAY_ADDRESS, a second VLLM_HOST_IP); a reserved
+    name would override the collection's pinning, since extra lines come after it. Values are never quoted:
+    they may be secrets.
+    """
+    if not isinstance(env, dict):
+        return [f"{variable} must be a mapping of variable names to values, not {type(env).__name__}."]
+    problems = []
+    for name, value in sorted(env.items(), key=lambda item: str(item[0])):
+        name = str(name)
+        if not ENV_NAME.match(name):
+            problems.append(f"{variable}: {name!r} is not an environment variable name (letters, digits and _, "
+                            "not starting with a digit).")
+        elif name in reserved:
+            problems.append(f"{variable}: {name} is set by the collection (interconnect pinning, Ray auth, caches); "
+                            "an extra value would override it unseen.")
+        if isinstance(value, (dict, list)) or value is None:
+            problems.append(f"{variable}: the value of {name} is not a string or number.")
+        elif any(mark in str(value) for mark in LINE_BREAKS):
+            problems.append(f"{variable}: the value of {name} holds a line break; in an env file the rest would "
+                            "become a variable of its own.")
+    return problems
+
+
+def pinned_env_drift(env_list: list, expected: dict) -> list[str]:
+    """The pinned variables a container (its Config.Env list) holds with another value than expected."""
+    actual = dict(entry.split("=", 1) for entry in env_list or [] if "=" in entry)
+    return [f"{name}={actual.get(name, '(unset)')} (pinned: {value})"
+            for name, value in sorted(expected.items()) if actual.get(name) != str(value)]

@@ -1,0 +1,80 @@
+"""The probe program itself, run by a real Python against a stand-in `ray` that serves a recorded node table:
+it stops waiting at once for what never heals, and its deadline ends it whatever blocks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_probe import ProbeError, run_locally
+
+FAKE_RAY = '''
+import json, os, time
+def init(**kwargs):
+    if os.environ.get("FAKE_RAY_HANG"):
+        time.sleep(3600)
+def nodes():
+    with open(os.environ["FAKE_RAY_CALLS"], "a") as calls:
+        calls.write("x")
+    return json.loads(os.environ["FAKE_RAY_NODES"])
+'''
+
+
+def node(address, hostname, head=False):
+    return {"NodeID": address + hostname, "Alive": True, "NodeManagerAddress": address, "NodeManagerHostname": hostname,
+            "Resources": {"GPU": 1.0, **({"node:__internal_head__": 1.0} if head else {})}}
+
+
+@pytest.fixture()
+def fake_ray(tmp_path):
+    (tmp_path / "ray").mkdir()
+    (tmp_path / "ray" / "__init__.py").write_text(FAKE_RAY)
+    calls = tmp_path / "calls"
+    calls.write_text("")
+
+    def probe(nodes, hang=False, **params):
+        env = dict(os.environ, PYTHONPATH=str(tmp_path), FAKE_RAY_CALLS=str(calls), FAKE_RAY_NODES=json.dumps(nodes))
+        if hang:
+            env["FAKE_RAY_HANG"] = "1"
+
+        def run_command(argv):
+            done = subprocess.run(argv, env=env, text=True, capture_output=True, timeout=60, check=False)
+            return done.returncode, done.stdout, done.stderr
+
+        result = run_locally(run_command, sys.executable, dict({"mode": "table", "cidr": "198.18.1.0/24"}, **params))
+        return result, len(calls.read_text())
+
+    return probe
+
+
+WAIT_FOR_BOTH = {"timeout": 3, "wait_for_ips": ["198.18.1.12", "198.18.1.13"]}
+
+
+@pytest.mark.parametrize(
+    "case, nodes, stops_at_once",
+    [
+        ("the head on its management address (F1): the worker can never join", [node("198.18.0.180", "spark-1", head=True)], True),
+        ("a worker outside the interconnect (F4)", [node("198.18.1.12", "spark-1", True), node("198.18.0.181", "spark-2")], True),
+        ("one address, two machines (F8)", [node("198.18.1.12", "spark-1", True), node("198.18.1.12", "spark-9")], True),
+        ("a restarted node's stale raylet: it goes away", [node("198.18.1.12", "spark-1", True), node("198.18.1.12", "spark-1")], False),
+        ("a worker still joining", [node("198.18.1.12", "spark-1", True)], False),
+    ],
+)
+def test_the_wait_for_nodes_ends_at_once_only_for_what_never_heals(fake_ray, case, nodes, stops_at_once):
+    result, calls = fake_ray(nodes, **WAIT_FOR_BOTH)
+    assert result["nodes"] == nodes, case
+    assert (calls == 1) is stops_at_once, (case, calls)
+
+
+def test_a_complete_table_ends_the_wait(fake_ray):
+    _, calls = fake_ray([node("198.18.1.12", "spark-1", True), node("198.18.1.13", "spark-2")], **WAIT_FOR_BOTH)
+    assert calls == 1
+
+
+def test_the_deadline_ends_a_probe_that_ray_blocks(fake_ray):
+    with pytest.raises(ProbeError, match=r"did not finish within its deadline of 2 s: Ray's GCS accepted the connection"):
+        fake_ray([], hang=True, timeout=1, limit=2)

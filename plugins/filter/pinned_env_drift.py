@@ -31,7 +31,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: One C(NAME=actual (pinned: expected)) per variable that differs; empty when none.
+  description: "One C(NAME=actual (pinned: expected)) per variable that differs; empty when none."
   type: list
   elements: str
 """

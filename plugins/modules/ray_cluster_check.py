@@ -109,8 +109,8 @@ options:
     default: 60
   unknown_nodes:
     description:
-      - An alive node in the interconnect that is no host of O(expected_node_ips) (a decommissioned box still
-        joined, F22): C(fail) names it; C(warn) only reports it. Its GPUs never count either way.
+      - What to do with an alive node in the interconnect that is no host of O(expected_node_ips) (a decommissioned
+        box still joined, F22). C(fail) names it, C(warn) only reports it. Its GPUs never count either way.
     type: str
     choices: [fail, warn]
     default: fail

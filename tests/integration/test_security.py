@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import yaml
+
 from conftest import REPO
 from test_vllm_server import api_key
 
@@ -52,11 +54,21 @@ def test_ray_client_without_the_token_is_refused(lab):
 
 
 def test_secrets_appear_in_no_output_even_at_vvv(lab, tmp_path):
-    secrets = [ray_token(), api_key()]
-    result = lab.playbook(tmp_path, "-vvv", "-e", "vllm_cluster_restart=true", "--tags", "vllm")
-    assert result.returncode == 0, result.stderr[-2000:]
-    for secret in secrets:
-        assert secret not in result.stdout and secret not in result.stderr
+    """The token, the API key, a token in vllm_server_env and a proxy password in the extra env, through a
+    vLLM restart at -vvv with --diff (container results and env files' diffs included)."""
+    lab_vars = yaml.safe_load((REPO / "inventories" / "lab" / "group_vars" / "all" / "cluster.yml").read_text())
+    extra = {"vllm_server_env": dict(lab_vars["vllm_server_env"], HF_TOKEN="hf_probe_token_3f9a"),
+             "vllm_cluster_extra_env": {"INFEROPS_PROBE_URL": "http://alice:proxy-pw-7c1d@example.invalid:3128"}}
+    secrets = [ray_token(), api_key(), "hf_probe_token_3f9a", "proxy-pw-7c1d"]
+    try:
+        result = lab.playbook(tmp_path, "-vvv", "--diff", "-e", json.dumps(extra), "--tags", "vllm")
+        assert result.returncode == 0, result.stderr[-2000:]
+        for secret in secrets:
+            assert secret not in result.stdout and secret not in result.stderr, secret
+    finally:
+        # the vLLM container back to the inventory's environment
+        healed = lab.playbook(tmp_path, "--tags", "vllm")
+        assert healed.returncode == 0, healed.stdout[-2000:]
 
 
 def test_secrets_only_in_root_only_files_and_never_in_container_metadata(lab):

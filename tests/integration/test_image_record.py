@@ -32,6 +32,13 @@ def test_a_record_for_this_image_is_used(lab, tmp_path, worker_image, unchanged)
     assert "spark-1 " + worker_image[:19] + " 9.9.9" not in output
 
 
+def test_a_node_outside_the_limit_is_compared_too(lab, tmp_path, worker_image, unchanged):
+    """--limit spark-1: spark-2's recorded Ray version still disagrees, and is named."""
+    write_record(lab, worker_image, "9.9.9")
+    lab.expect_failure(tmp_path, ["[F10] the nodes disagree on", "spark-2 " + worker_image[:19] + " 9.9.9"],
+                       "--limit", "spark-1", "--tags", "docker_runtime")
+
+
 def test_a_record_for_another_image_is_not_trusted(lab, tmp_path, worker_image, unchanged):
     write_record(lab, "sha256:" + "0" * 64, "9.9.9")
     result = lab.playbook(tmp_path, "--tags", "docker_runtime")

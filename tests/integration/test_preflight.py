@@ -97,6 +97,13 @@ def test_duplicate_node_ips_f8(lab, tmp_path, shared_address, unchanged):
     lab.expect_failure(tmp_path, [f"[F8] {shared_address} on spark-1 and spark-2"], hosts=hosts)
 
 
+def test_duplicate_node_ips_f8_outside_the_limit(lab, tmp_path, shared_address, unchanged):
+    """--limit spark-1 (the head): spark-2 is still compared, as when adding a node with --limit."""
+    hosts = with_host_vars(lab.hosts, "spark-1", vllm_cluster_node_ip=shared_address)
+    hosts = with_host_vars(hosts, "spark-2", vllm_cluster_node_ip=shared_address)
+    lab.expect_failure(tmp_path, [f"[F8] {shared_address} on spark-1 and spark-2"], "--limit", "spark-1", hosts=hosts)
+
+
 def test_two_interconnect_addresses_need_a_choice_f5(lab, tmp_path, shared_address, unchanged):
     lab.expect_failure(tmp_path, ["[F5] spark-1: 2 addresses inside the interconnect 198.18.1.0/24",
                                   f"{shared_address} on eth1", "Fix: set vllm_cluster_node_ip in host_vars/spark-1"])
@@ -112,6 +119,11 @@ def smaller_mtu_on_spark2(lab):
 def test_mtu_mismatch_fails_when_asked_f12(lab, tmp_path, smaller_mtu_on_spark2, unchanged):
     lab.expect_failure(tmp_path, ["[F12] interconnect MTU differs between nodes", "spark-1 eth1 1500", "spark-2 eth1 1400"],
                        "-e", "vllm_cluster_mtu_mismatch=fail")
+
+
+def test_mtu_mismatch_outside_the_limit_f12(lab, tmp_path, smaller_mtu_on_spark2, unchanged):
+    lab.expect_failure(tmp_path, ["[F12] interconnect MTU differs between nodes", "spark-2 eth1 1400"],
+                       "--limit", "spark-1", "-e", "vllm_cluster_mtu_mismatch=fail")
 
 
 def test_mtu_mismatch_only_warns_by_default_f12(lab, tmp_path, smaller_mtu_on_spark2, unchanged):

@@ -72,3 +72,22 @@ def interconnect_candidates(facts: t.Mapping[str, t.Any], cidr: str) -> list[dic
     """The host's addresses inside the interconnect CIDR (what the roles pin every layer to)."""
     parse_cidr(cidr)
     return [entry for entry in host_addresses(facts) if in_cidr(entry["address"], cidr)]
+
+
+def listening_ports(ss_output: str) -> set[int]:
+    """The TCP ports something listens on, from `ss -Hltn` (any local address, IPv4 or IPv6)."""
+    ports = set()
+    for line in (ss_output or "").splitlines():
+        fields = line.split()
+        if len(fields) >= 4 and fields[0] == "LISTEN":
+            port = fields[3].rsplit(":", 1)[-1]
+            if port.isdigit():
+                ports.add(int(port))
+    return ports
+
+
+def ports_taken(ss_output: str, wanted: t.Mapping[str, t.Any]) -> list[str]:
+    """`name=port` for each wanted port (variable name -> port) that something already listens on."""
+    taken = listening_ports(ss_output)
+    return [f"{name}={port}" for name, port in sorted(wanted.items(), key=lambda item: int(item[1]))
+            if int(port) in taken]

@@ -3,6 +3,7 @@ is created or changed, with the message the operator needs."""
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -80,3 +81,31 @@ def test_interconnect_cidr_covering_the_management_network(lab, tmp_path, unchan
     lab.expect_failure(tmp_path, ["[F5] spark-1: vllm_cluster_interconnect_cidr=198.18.0.0/23 also covers its management "
                                   "address 198.18.0.180 (default route, eth0)", "(e.g. 198.18.1.0/24)"],
                        "-e", "vllm_cluster_interconnect_cidr=198.18.0.0/23")
+
+
+def test_firewall_table_that_is_no_nftables_name(lab, tmp_path, unchanged):
+    lab.expect_failure(tmp_path, ['ray_firewall_table="x; flush ruleset" is not an nftables table name'],
+                       "-e", json.dumps({"ray_firewall_enabled": True, "ray_firewall_table": "x; flush ruleset"}))
+
+
+def test_a_host_both_head_and_worker(lab, tmp_path, unchanged):
+    hosts = copy.deepcopy(lab.hosts)
+    hosts["vllm_cluster"]["children"]["ray_workers"]["hosts"]["spark-1"] = dict(
+        hosts["vllm_cluster"]["children"]["ray_head"]["hosts"]["spark-1"])
+    lab.expect_failure(tmp_path, ["spark-1 is in both ray_head and ray_workers"], hosts=hosts)
+
+
+@pytest.fixture()
+def vllm_port_taken(lab):
+    """vLLM stopped on spark-1 and a listener of another process on its port (only for this test)."""
+    lab.node("spark-1", "docker", "stop", "vllm-cluster-vllm")
+    listener = lab.node("spark-1", "sh", "-c", "python3 -m http.server 8000 --bind 127.0.0.1 >/dev/null 2>&1 & echo $!").stdout.strip()
+    yield
+    lab.node("spark-1", "kill", listener)
+    lab.node("spark-1", "docker", "start", "vllm-cluster-vllm")
+
+
+def test_a_port_taken_by_another_process(lab, tmp_path, vllm_port_taken):
+    before = lab.containers()
+    lab.expect_failure(tmp_path, ["spark-1: vllm_server_port=8000 already in use by another process"])
+    assert lab.containers() == before, "a failed run must not create, change or restart any container"

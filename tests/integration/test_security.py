@@ -99,3 +99,11 @@ def test_diagnose_report_masks_secrets(lab, tmp_path):
     assert "spark-1" in text and "198.18.1.12" in text and "Every check passed." in text
     for secret in [ray_token(), api_key()]:
         assert secret not in text
+
+
+def test_rays_world_writable_temp_root_sits_in_a_root_only_directory(lab):
+    for host in ("spark-1", "spark-2"):
+        modes = lab.node(host, "stat", "-c", "%a %U", "/var/lib/inferops-vllm-cluster/ray",
+                         "/var/lib/inferops-vllm-cluster/ray/tmp").stdout.split("\n")
+        # Ray made its temp root 0777 itself; no user but root can reach it
+        assert modes[:2] == ["700 root", "777 root"], (host, modes)

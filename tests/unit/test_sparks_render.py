@@ -125,7 +125,7 @@ def test_vllm_serves_the_model_tensor_parallel_over_ray(render):
     assert arg("--tensor-parallel-size") == "2"
     assert arg("--distributed-executor-backend") == "ray"
     # A Ray driver: shares the head's Ray session directory, and reads a pinned env of its own.
-    assert "/var/lib/inferops-vllm-cluster/ray:/tmp/ray" in spec["volumes"]
+    assert "/var/lib/inferops-vllm-cluster/ray/tmp:/tmp/ray" in spec["volumes"]
     assert env_file(render, "spark-1", "vllm.env")["VLLM_HOST_IP"] == "192.168.200.12"
     assert spec["device_requests"] and spec["network_mode"] == "host"
 
@@ -168,7 +168,7 @@ def test_vllm_driver_joins_the_ray_head_as_the_lab_measured_it_must(render):
     # directory both containers mount at the same path.
     for host in ("spark-1", "spark-2"):
         assert env_file(render, host)["VLLM_RPC_BASE_PATH"] == "/tmp/ray/vllm-rpc"
-        assert "/var/lib/inferops-vllm-cluster/ray:/tmp/ray" in container(render, host)["volumes"]
+        assert "/var/lib/inferops-vllm-cluster/ray/tmp:/tmp/ray" in container(render, host)["volumes"]
     assert env_file(render, "spark-1", "vllm.env")["VLLM_RPC_BASE_PATH"] == "/tmp/ray/vllm-rpc"
     # A Ray container keeps its own init and PID namespace.
     assert "pid_mode" not in container(render, "spark-1") and container(render, "spark-1")["init"] is True

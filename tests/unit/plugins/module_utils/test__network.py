@@ -7,6 +7,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._network imp
     in_cidr,
     interconnect_candidates,
     parse_cidr,
+    ports_taken,
 )
 
 SPARK_FACTS = {
@@ -66,3 +67,27 @@ def test_interconnect_candidates_on_a_spark():
 
 def test_interconnect_candidates_none_when_cidr_is_the_wrong_network():
     assert interconnect_candidates(SPARK_FACTS, "192.168.201.0/24") == []
+
+
+SS = """LISTEN 0      4096      127.0.0.1:10001 0.0.0.0:*
+LISTEN 0      2048   198.18.0.180:8000  0.0.0.0:*
+LISTEN 0      128            [::]:6379     [::]:*
+LISTEN 0      128               *:6380        *:*
+"""
+
+
+@pytest.mark.parametrize(
+    "case, wanted, taken",
+    [
+        ("IPv4, IPv6 and wildcard listeners", {"vllm_cluster_ray_port": 6379, "vllm_server_port": "8000", "x": 6380},
+         ["vllm_cluster_ray_port=6379", "x=6380", "vllm_server_port=8000"]),
+        ("loopback counts: Ray binds it too", {"vllm_cluster_ray_client_server_port": 10001}, ["vllm_cluster_ray_client_server_port=10001"]),
+        ("free", {"vllm_cluster_ray_node_manager_port": 6381}, []),
+    ],
+)
+def test_ports_taken(case, wanted, taken):
+    assert ports_taken(SS, wanted) == taken, case
+
+
+def test_ports_taken_without_listeners():
+    assert ports_taken("", {"a": 1}) == [] and ports_taken(None, {"a": 1}) == []

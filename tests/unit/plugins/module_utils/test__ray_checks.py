@@ -185,4 +185,3 @@ def test_f22_an_alive_node_outside_the_inventory(case, unknown_nodes, kwargs, ch
             assert text in message, case
     if "F9" in checks_found:
         assert "Ray sees 2 on alive nodes" in violations[-1].message, case
-

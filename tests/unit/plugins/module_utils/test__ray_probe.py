@@ -71,8 +71,8 @@ def test_the_wait_for_nodes_ends_at_once_only_for_what_never_heals(fake_ray, cas
 
 
 def test_a_complete_table_ends_the_wait(fake_ray):
-    _, calls = fake_ray([node("198.18.1.12", "spark-1", True), node("198.18.1.13", "spark-2")], **WAIT_FOR_BOTH)
-    assert calls == 1
+    result, calls = fake_ray([node("198.18.1.12", "spark-1", True), node("198.18.1.13", "spark-2")], **WAIT_FOR_BOTH)
+    assert calls == 1 and len(result["nodes"]) == 2
 
 
 def test_the_deadline_ends_a_probe_that_ray_blocks(fake_ray):

@@ -85,9 +85,11 @@ def test_an_unknown_node_warns_when_asked_to_and_is_not_counted(monkeypatch, cap
     stranger = {"NodeID": "c" * 56, "Alive": True, "NodeManagerAddress": "198.18.1.14", "NodeManagerHostname": "spark-old",
                 "Resources": {"GPU": 1.0, "node:198.18.1.14": 1.0}}
     table = {"table": {"nodes": NODES_OK + [stranger], "waited": 0.1}, "dryrun": DRY_OK}
-    failed, _ = run(monkeypatch, capsys, ARGS, table)
+    failed, calls = run(monkeypatch, capsys, ARGS, table)
     assert failed["failed"] is True and [v["check"] for v in failed["violations"]] == ["F22"]
-    warned, _ = run(monkeypatch, capsys, dict(ARGS, unknown_nodes="warn"), table)
+    assert [c["mode"] for c in calls] == ["table"]  # no dry-run on an unsound table
+    warned, calls = run(monkeypatch, capsys, dict(ARGS, unknown_nodes="warn"), table)
+    assert [c["mode"] for c in calls] == ["table", "dryrun"]
     assert not warned.get("failed")
     assert [u["address"] for u in warned["unknown_nodes"]] == ["198.18.1.14"]
     assert warned["unknown_nodes"][0]["message"].startswith("[F22] 198.18.1.14:")

@@ -10,6 +10,14 @@ import re
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 LINE_BREAKS = ("\n", "\r", "\x00")
+# Secrets that have a variable of their own, read by the containers from a root-only file: in an env file
+# they would show in `docker inspect` and /proc/*/environ.
+SECRET_VARIABLES = {
+    "HF_TOKEN": "vllm_cluster_hf_token",
+    "HUGGING_FACE_HUB_TOKEN": "vllm_cluster_hf_token",
+    "VLLM_API_KEY": "vllm_server_api_key",
+    "RAY_AUTH_TOKEN": "vllm_cluster_ray_auth_token",
+}
 
 
 def env_problems(env: dict, reserved: list, variable: str) -> list[str]:
@@ -27,6 +35,9 @@ def env_problems(env: dict, reserved: list, variable: str) -> list[str]:
         if not ENV_NAME.match(name):
             problems.append(f"{variable}: {name!r} is not an environment variable name (letters, digits and _, "
                             "not starting with a digit).")
+        elif name in SECRET_VARIABLES:
+            problems.append(f"{variable}: {name} would show in `docker inspect` and /proc/*/environ; set "
+                            f"{SECRET_VARIABLES[name]} instead (kept in Vault, read from a root-only file).")
         elif name in reserved:
             problems.append(f"{variable}: {name} is set by the collection (interconnect pinning, Ray auth, caches); "
                             "an extra value would override it unseen.")

@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """How ray_cluster_check asks Ray itself: a small program run by the Python that has Ray.
 
-Ray lives in the node's container, so the probe runs there (Docker SDK exec) and prints one JSON
+Ray lives in the node's container, so the probe runs there (docker exec) and prints one JSON
 line; with no container it runs with the local interpreter. Private to the collection.
 """
 
@@ -230,22 +230,20 @@ def probe_args(params: t.Mapping[str, t.Any]) -> list[str]:
 
 
 def run_in_container(client: t.Any, container: str, python: str, params: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
-    """Run the probe inside a running container through the Docker SDK."""
-    from docker.errors import NotFound  # imported by the caller's guarded import already
+    """Run the probe inside a running container through the docker CLI (a _docker_cli.DockerCli)."""
+    from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import status
 
-    try:
-        target = client.containers.get(container)
-    except NotFound:
+    state = status(client.inspect(container))
+    if state == "absent":
         raise ProbeError(
             f"container {container!r} does not exist on this host; is the Ray head deployed (site.yml --tags ray_head)?"
-        ) from None
-    if target.status != "running":
-        raise ProbeError(
-            f"container {container!r} is {target.status}, not running; see `docker logs {container}` and re-run site.yml --tags ray_head"
         )
-    rc, (out, err) = target.exec_run([python] + probe_args(params), demux=True)
-    return parse_output((out or b"").decode(errors="replace"), (err or b"").decode(errors="replace"), rc,
-                        f"container {container}", params.get("limit", 0))
+    if state != "running":
+        raise ProbeError(
+            f"container {container!r} is {state}, not running; see `docker logs {container}` and re-run site.yml --tags ray_head"
+        )
+    rc, out, err = client.exec(container, [python] + probe_args(params))
+    return parse_output(out or "", err or "", rc, f"container {container}", params.get("limit", 0))
 
 
 def run_locally(run_command: t.Callable[..., t.Any], python: str, params: t.Mapping[str, t.Any]) -> dict[str, t.Any]:

@@ -59,7 +59,7 @@ options:
     default: 1
   container:
     description:
-      - Name of the container where Ray runs (the Ray head's). The probe runs there through the Docker SDK.
+      - Name of the container where Ray runs (the Ray head's). The probe runs there through the docker CLI (C(docker exec)).
       - Empty runs the probe with O(python) on the host itself, which must be able to C(import ray).
     type: str
     default: ""
@@ -68,7 +68,7 @@ options:
     type: str
     default: python3
   docker_host:
-    description: Docker daemon to reach when O(container) is set.
+    description: Docker daemon to reach when O(container) is set (the docker CLI's C(--host)).
     type: str
     default: unix:///var/run/docker.sock
   timeout:
@@ -122,7 +122,7 @@ attributes:
     support: none
     description: Nothing to diff; the module never changes anything.
 requirements:
-  - Docker SDK for Python (C(docker)) on the host when O(container) is set.
+  - The docker CLI and coreutils' C(timeout) on the host when O(container) is set (not the Docker SDK for Python).
   - Ray in the container (or on the host when O(container) is empty).
 notes:
   - Every failure message links the matching section of the collection's docs/troubleshooting.md.
@@ -242,11 +242,11 @@ waited:
 
 import os
 import time
-import traceback
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._containers import ended_under
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import DockerCli, DockerError, status
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._network import parse_cidr
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_checks import (
     check_dry_run,
@@ -271,19 +271,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._vllm_servin
     endpoint_from_args,
 )
 
-try:
-    import docker
-    import requests
-
-    HAS_DOCKER = True
-    DOCKER_IMPORT_ERROR = None
-    # dockerd down or a read that timed out reaches the SDK's callers as requests' errors, not DockerException
-    DOCKER_ERRORS: tuple = (docker.errors.DockerException, requests.exceptions.RequestException)
-except ImportError:
-    HAS_DOCKER = False
-    DOCKER_IMPORT_ERROR = traceback.format_exc()
-    DOCKER_ERRORS = ()
-PROBE_ERRORS = (ProbeError, *DOCKER_ERRORS)
+PROBE_ERRORS = (ProbeError, DockerError)
 
 
 def main() -> None:
@@ -322,14 +310,16 @@ def main() -> None:
                          violations=[])
     client = None
     if p["container"]:
-        if not HAS_DOCKER:
-            module.fail_json(msg=missing_required_lib("docker"), exception=DOCKER_IMPORT_ERROR, violations=[])
+        docker = module.get_bin_path("docker")
+        if not docker:
+            module.fail_json(msg="The docker CLI is not on this host's PATH: the checks run inside the Ray head's container "
+                                 "through it (the Docker engine's package brings it).", violations=[])
+        # every call is bounded; the longest is a probe's exec, with its own deadline inside
+        longest = max(p["timeout"], 2 * p["dry_run_timeout"], p["vllm_timeout"]) + PROBE_GRACE + 30
+        client = DockerCli(module.run_command, docker, p["docker_host"], longest)
         try:
-            # the socket timeout bounds every Docker call, the longest probe's exec included
-            longest = max(p["timeout"], 2 * p["dry_run_timeout"], p["vllm_timeout"]) + PROBE_GRACE + 30
-            client = docker.DockerClient(base_url=p["docker_host"], timeout=longest)
             client.ping()
-        except DOCKER_ERRORS as exc:
+        except DockerError as exc:
             module.fail_json(msg=f"Could not reach the Docker daemon at {p['docker_host']}: {exc}", violations=[])
 
         def probe(params):
@@ -403,19 +393,19 @@ def check_vllm(module, p, client, probe, nodes):
     name = p["vllm_container"]
     head = next((n.host for n in nodes if n.alive and n.head and n.host), "head")
     try:
-        server = client.containers.get(name)
-        ray_head = client.containers.get(p["container"])
-    except docker.errors.NotFound:
-        return {"status": "not running", "detail": f"no container {name}"}, []
-    except DOCKER_ERRORS as exc:
+        server = client.inspect(name)
+        ray_head = client.inspect(p["container"])
+    except DockerError as exc:
         module.fail_json(msg=f"Could not read container {name}: {exc}", violations=[])
-    state = server.attrs.get("State") or {}
-    running = server.status == "running"
-    died_under_ray = ended_under(state, ray_head.attrs.get("State"))
-    status = {"running": running, "died_under_ray": died_under_ray, "finished": (state.get("FinishedAt") or "")[:19],
-              "exit_code": state.get("ExitCode")}
+    if server is None:
+        return {"status": "not running", "detail": f"no container {name}"}, []
+    state = server.get("State") or {}
+    running = status(server) == "running"
+    died_under_ray = ended_under(state, (ray_head or {}).get("State"))
+    status_ = {"running": running, "died_under_ray": died_under_ray, "finished": (state.get("FinishedAt") or "")[:19],
+               "exit_code": state.get("ExitCode")}
     if not running and not died_under_ray:
-        return {"status": "not running", "detail": f"container {name} is {server.status}"}, []
+        return {"status": "not running", "detail": f"container {name} is {status(server)}"}, []
     deadline = time.monotonic() + p["vllm_timeout"]
     vllm = {"ranks": [], "rank_table": []}
     violations = []
@@ -426,7 +416,7 @@ def check_vllm(module, p, client, probe, nodes):
                 ranks = probe(with_limit({"mode": "table", "timeout": 0, "vllm_ranks": True}, 0)).get("vllm_ranks") or []
             except PROBE_ERRORS as exc:
                 module.fail_json(msg=f"Could not read vLLM's ranks from Ray: {exc}", violations=[])
-            violations = check_vllm_server(status, ranks, nodes, ray_ranks, head, name, timeout=p["vllm_timeout"])
+            violations = check_vllm_server(status_, ranks, nodes, ray_ranks, head, name, timeout=p["vllm_timeout"])
             # A dead rank never comes back by waiting; too few ranks may be a vLLM still starting.
             if not violations or any(v.host != "cluster" for v in violations) or time.monotonic() >= deadline:
                 break
@@ -434,7 +424,7 @@ def check_vllm(module, p, client, probe, nodes):
         vllm.update(ranks=ranks, rank_table=rank_table(ranks, nodes))
     if violations:
         return dict(vllm, status="failed"), violations
-    url, model = endpoint_from_args(server.attrs.get("Args") or [])
+    url, model = endpoint_from_args(server.get("Args") or [])
     key = ""
     if p["vllm_api_key_file"] and os.path.exists(p["vllm_api_key_file"]):
         with open(p["vllm_api_key_file"], encoding="utf-8") as handle:

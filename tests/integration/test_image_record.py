@@ -1,5 +1,5 @@
-"""The Ray version docker_runtime records per image ID (so later runs start no container to read it):
-a record is trusted only for the image ID it names, and what it says feeds the F10 check."""
+"""The Ray and vLLM versions docker_runtime records per image ID (so later runs start no container to read
+them): a record is trusted only for the image ID it names, and what it says feeds the F10 and F24 checks."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from conftest import task_outcome
 
 RECORD = "/etc/inferops-vllm-cluster/image-ray-version.json"
-RECORD_TASK = "Record the image's Ray version on the node"
+RECORD_TASK = "Record the image's versions on the node"
 
 
 @pytest.fixture()
@@ -21,8 +21,9 @@ def worker_image(lab):
     lab.node("spark-2", "rm", "-f", RECORD)
 
 
-def write_record(lab, image_id: str, ray_version: str) -> None:
-    lab.node("spark-2", "sh", "-c", f"cat > {RECORD}", stdin=json.dumps({"image_id": image_id, "ray_version": ray_version}))
+def write_record(lab, image_id: str, ray_version: str, **more: str) -> None:
+    record = {"image_id": image_id, "ray_version": ray_version, "vllm_version": "0.32.0+cpu"}
+    lab.node("spark-2", "sh", "-c", f"cat > {RECORD}", stdin=json.dumps({**record, **more}))
 
 
 def test_a_record_for_this_image_is_used(lab, tmp_path, worker_image, unchanged):
@@ -48,3 +49,17 @@ def test_a_record_for_another_image_is_not_trusted(lab, tmp_path, worker_image, 
     record = json.loads(lab.node("spark-2", "cat", RECORD).stdout)
     assert record["image_id"] == worker_image
     assert record["ray_version"] != "9.9.9"
+    assert record["vllm_version"].split(".")[0].isdigit(), record
+
+
+def test_an_image_whose_vllm_is_too_old_is_refused_before_ray_starts(lab, tmp_path, worker_image, unchanged):
+    """F24 from a recorded version, on every node named at once; then from the image itself, where an earlier
+    version of the role recorded no vLLM version."""
+    write_record(lab, worker_image, "2.52.1", vllm_version="0.10.1.1")
+    output = lab.expect_failure(tmp_path, ["[F24] spark-2: inferops-lab/runtime:", "carries vLLM 0.10.1.1, older than "
+                                           "vllm_cluster_vllm_min_version=0.17.0"],
+                                "--tags", "docker_runtime", "-e", "vllm_cluster_vllm_min_version=0.17.0")
+    assert "[F24] spark-1" not in output
+    lab.node("spark-2", "sh", "-c", f"cat > {RECORD}", stdin=json.dumps({"image_id": worker_image, "ray_version": "2.52.1"}))
+    lab.expect_failure(tmp_path, ["[F24] spark-1: ", "[F24] spark-2: ", "older than vllm_cluster_vllm_min_version=99.0"],
+                       "--tags", "docker_runtime", "-e", "vllm_cluster_vllm_min_version=99.0")

@@ -54,21 +54,29 @@ def test_ray_client_without_the_token_is_refused(lab):
 
 
 def test_secrets_appear_in_no_output_even_at_vvv(lab, tmp_path):
-    """The token, the API key, a token in vllm_server_env and a proxy password in the extra env, through a
-    vLLM restart at -vvv with --diff (container results and env files' diffs included)."""
+    """The token, the API key, the hub token, a key in vllm_server_env and a proxy password in the extra env,
+    through a vLLM restart at -vvv with --diff (container results and env files' diffs included). The hub token
+    reaches every container through its root-only file, without a restart of Ray."""
     lab_vars = yaml.safe_load((REPO / "inventories" / "lab" / "group_vars" / "all" / "cluster.yml").read_text())
-    extra = {"vllm_server_env": dict(lab_vars["vllm_server_env"], HF_TOKEN="hf_probe_token_3f9a"),
-             "vllm_cluster_extra_env": {"INFEROPS_PROBE_URL": "http://alice:proxy-pw-7c1d@example.invalid:3128"}}
-    secrets = [ray_token(), api_key(), "hf_probe_token_3f9a", "proxy-pw-7c1d"]
+    extra = {"vllm_server_env": dict(lab_vars["vllm_server_env"], WANDB_API_KEY="wandb_probe_key_3f9a"),
+             "vllm_cluster_extra_env": {"INFEROPS_PROBE_URL": "http://alice:proxy-pw-7c1d@example.invalid:3128"},
+             "vllm_cluster_hf_token": "hf_probe_token_8e2b"}
+    secrets = [ray_token(), api_key(), "hf_probe_token_8e2b", "wandb_probe_key_3f9a", "proxy-pw-7c1d"]
+    read_token = "from huggingface_hub import get_token; print(get_token())"
     try:
-        result = lab.playbook(tmp_path, "-vvv", "--diff", "-e", json.dumps(extra), "--tags", "vllm")
+        result = lab.playbook(tmp_path, "-vvv", "--diff", "-e", json.dumps(extra), "--tags", "docker_runtime,vllm")
         assert result.returncode == 0, result.stderr[-2000:]
         for secret in secrets:
             assert secret not in result.stdout and secret not in result.stderr, secret
+        for host, name in (("spark-1", "vllm-cluster-ray-head"), ("spark-1", "vllm-cluster-vllm"), ("spark-2", "vllm-cluster-ray-worker")):
+            assert lab.node(host, "docker", "exec", name, "python3", "-c", read_token).stdout.strip() == "hf_probe_token_8e2b"
+            assert "hf_probe_token_8e2b" not in lab.node(host, "docker", "inspect", name).stdout
+        assert lab.node("spark-2", "stat", "-c", "%a %U", "/etc/inferops-vllm-cluster/hf_token").stdout.split() == ["600", "root"]
     finally:
-        # the vLLM container back to the inventory's environment
-        healed = lab.playbook(tmp_path, "--tags", "vllm")
+        # the containers back to the inventory's environment, the hub token file removed
+        healed = lab.playbook(tmp_path, "--tags", "docker_runtime,vllm")
         assert healed.returncode == 0, healed.stdout[-2000:]
+    assert lab.node("spark-2", "docker", "exec", "vllm-cluster-ray-worker", "python3", "-c", read_token).stdout.strip() == "None"
 
 
 def test_secrets_only_in_root_only_files_and_never_in_container_metadata(lab):

@@ -20,6 +20,12 @@ RESERVED = ["VLLM_HOST_IP", "NCCL_SOCKET_IFNAME"]
         ("a pinned name", {"NCCL_SOCKET_IFNAME": "eth0"},
          ["v: NCCL_SOCKET_IFNAME is set by the collection (interconnect pinning, Ray auth, caches); "
           "an extra value would override it unseen."]),
+        ("the hub token", {"HF_TOKEN": "hf_x"},
+         ["v: HF_TOKEN would show in `docker inspect` and /proc/*/environ; set vllm_cluster_hf_token instead "
+          "(kept in Vault, read from a root-only file)."]),
+        ("the API key", {"VLLM_API_KEY": "k"},
+         ["v: VLLM_API_KEY would show in `docker inspect` and /proc/*/environ; set vllm_server_api_key instead "
+          "(kept in Vault, read from a root-only file)."]),
         ("not a name", {"1X": "1", "A B": "1"},
          ["v: '1X' is not an environment variable name (letters, digits and _, not starting with a digit).",
           "v: 'A B' is not an environment variable name (letters, digits and _, not starting with a digit)."]),

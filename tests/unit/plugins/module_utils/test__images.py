@@ -7,7 +7,12 @@ import json
 
 import pytest
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._images import outside_images, recorded_ray_version
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._images import (
+    outside_images,
+    recorded_ray_version,
+    release,
+    vllm_version_problem,
+)
 
 A, B = "sha256:" + "a" * 64, "sha256:" + "b" * 64
 
@@ -40,3 +45,46 @@ def test_outside_images_rows():
         {"host": "spark-4", "image_id": B, "ray_version": ""},
     ]
     assert outside_images([], []) == []
+
+
+@pytest.mark.parametrize(
+    "case, version, expected",
+    [
+        ("plain", "0.17.1", (0, 17, 1)),
+        ("NGC's four numbers", "0.10.1.1", (0, 10, 1, 1)),
+        ("a pre-release", "0.17.0rc1", (0, 17, 0)),
+        ("a dev build", "0.22.1rc1.dev124+gace95c9cf.d20260603.cu132", (0, 22, 1)),
+        ("the lab's CPU build", "0.32.0+cpu", (0, 32, 0)),
+        ("a leading v", "v0.9", (0, 9)),
+        ("nothing", "", ()),
+        ("not a version", "unknown", ()),
+    ],
+)
+def test_release(case, version, expected):
+    assert release(version) == expected, case
+
+
+IMAGE = "nvcr.io/nvidia/vllm:25.09-py3"
+
+
+@pytest.mark.parametrize(
+    "case, found, required, problem",
+    [
+        ("the issue's mismatch", "0.10.1.1", "0.17.0", "carries vLLM 0.10.1.1, older than vllm_cluster_vllm_min_version=0.17.0"),
+        ("new enough", "0.17.1", "0.17.0", ""),
+        ("exactly", "0.17.0", "0.17.0", ""),
+        ("fewer numbers", "0.17", "0.17.0", ""),
+        ("a pre-release of the release asked for", "0.17.0rc1", "0.17.0", ""),
+        ("minor beats patch", "0.9.9", "0.17.0", "older than"),
+        ("nothing asked", "0.1.0", "", ""),
+        ("unreadable, something asked", "", "0.17.0", "could not be read (no version)"),
+        ("unreadable, nothing asked", "", "", ""),
+    ],
+)
+def test_vllm_version_problem(case, found, required, problem):
+    message = vllm_version_problem(found, required, "spark-1", IMAGE)
+    if not problem:
+        assert message == "", case
+    else:
+        assert problem in message, (case, message)
+        assert message.startswith("[F24] spark-1: ") and "Fix: " in message, case

@@ -71,7 +71,7 @@ def test_invalid_cidr_is_refused_before_asking_ray(monkeypatch, capsys):
 
 
 def test_dockerd_down_is_a_message_not_a_traceback(monkeypatch, capsys, tmp_path):
-    """The real Docker SDK against a socket nobody serves."""
+    """The real docker CLI against a socket nobody serves."""
     args = dict(ARGS, container="vllm-cluster-ray-head", docker_host=f"unix://{tmp_path / 'no-dockerd.sock'}")
     with patch_module_args(args), pytest.raises(SystemExit):
         ray_cluster_check.main()

@@ -1,0 +1,84 @@
+"""The docker CLI calls of ray_cluster_check, against a stand-in `docker` (a shell script) run for real through
+coreutils' timeout: absent, stopped and running containers, a hung dockerd, and the probe through `docker exec`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import DockerCli, DockerError, status
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_probe import RESULT_MARKER, ProbeError, run_in_container
+
+# Answers as the real CLI does: inspect of an unknown name exits 1 with "No such container" on stderr.
+FAKE_DOCKER = r"""#!/bin/sh
+shift 2  # --host <address>
+echo "$*" >> "$CALLS"
+case "$1 $2" in
+  "version --format") [ -n "$FAKE_DOWN" ] && { echo "Cannot connect to the Docker daemon at $FAKE_DOWN" >&2; exit 1; }
+                      echo 28.2.2 ;;
+  "container inspect") case "$3" in
+      ray-head) echo '[{"State": {"Status": "running"}, "Args": []}]' ;;
+      stopped) echo '[{"State": {"Status": "exited", "ExitCode": 137}}]' ;;
+      hung) sleep 30 ;;
+      *) echo "Error response from daemon: No such container: $3" >&2; exit 1 ;;
+    esac ;;
+  exec*) shift 2; exec "$@" ;;
+esac
+"""
+
+
+def run_command(argv):
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.fixture()
+def cli(tmp_path, monkeypatch):
+    docker = tmp_path / "docker"
+    docker.write_text(FAKE_DOCKER)
+    docker.chmod(0o755)
+    monkeypatch.setenv("CALLS", str(tmp_path / "calls"))
+    return DockerCli(run_command, str(docker), "unix:///run/fake.sock", timeout=2)
+
+
+@pytest.mark.parametrize(
+    "case, container, expected",
+    [("running", "ray-head", "running"), ("stopped", "stopped", "exited"), ("no such container", "nope", "absent")],
+)
+def test_inspect_and_status(cli, case, container, expected):
+    assert status(cli.inspect(container)) == expected, case
+
+
+def test_a_hung_dockerd_is_a_message_within_the_bound(cli):
+    with pytest.raises(DockerError, match=r"`docker container` did not answer within 2 s \(dockerd at unix:///run/fake.sock hung\?\)"):
+        cli.inspect("hung")
+
+
+def test_ping_names_what_the_cli_said(cli, monkeypatch):
+    assert cli.ping() == "28.2.2"
+    monkeypatch.setenv("FAKE_DOWN", "unix:///run/fake.sock")
+    with pytest.raises(DockerError, match="Cannot connect to the Docker daemon at unix:///run/fake.sock"):
+        cli.ping()
+
+
+def test_the_probe_runs_through_docker_exec_and_its_result_is_read(cli, tmp_path):
+    result = {"nodes": [], "waited": 0.0}
+    # the stand-in's exec runs the argv itself: a "python" that prints the probe's result line
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\necho '{RESULT_MARKER}{json.dumps(result)}'\n")
+    python.chmod(0o755)
+    assert run_in_container(cli, "ray-head", str(python), {"mode": "table", "limit": 5}) == result
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert calls[0] == "container inspect ray-head"
+    assert calls[1].startswith(f"exec ray-head {python} -c ")
+
+
+@pytest.mark.parametrize(
+    "container, message",
+    [("stopped", "container 'stopped' is exited, not running"), ("nope", "container 'nope' does not exist on this host")],
+)
+def test_the_probe_names_a_head_container_that_does_not_run(cli, container, message):
+    with pytest.raises(ProbeError, match=message):
+        run_in_container(cli, container, "python3", {"mode": "table"})

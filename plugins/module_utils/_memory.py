@@ -10,6 +10,8 @@ memory utilization"). Page cache (the weights just read) is not free to it: MemF
 
 from __future__ import annotations
 
+import base64
+
 GIB = 1024 * 1024 * 1024
 
 
@@ -41,3 +43,14 @@ def free_memory_problem(text: str, utilization: float, host: str) -> str:
             f"{cached / GIB:.1f} GiB. Fix: lower vllm_server_gpu_memory_utilization (at most {fits:.2f} fits now), "
             "stop what else holds memory on the node, or set vllm_server_drop_page_cache=true to drop the page "
             "cache before vLLM starts.")
+
+
+def free_memory_problems(slurp_results: list, utilization: float) -> list[str]:
+    """The F18 sentences of every node, from the results of a slurp of /proc/meminfo delegated to each (item = host)."""
+    problems = []
+    for result in slurp_results or []:
+        text = base64.b64decode(result.get("content") or "").decode(errors="replace")
+        problem = free_memory_problem(text, utilization, str(result.get("item")))
+        if problem:
+            problems.append(problem)
+    return problems

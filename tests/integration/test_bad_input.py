@@ -109,3 +109,20 @@ def test_a_port_taken_by_another_process(lab, tmp_path, vllm_port_taken):
     before = lab.containers()
     lab.expect_failure(tmp_path, ["spark-1: vllm_server_port=8000 already in use by another process"])
     assert lab.containers() == before, "a failed run must not create, change or restart any container"
+
+
+@pytest.fixture()
+def vllm_stopped(lab):
+    """vLLM stopped on spark-1 (only for this test): the free-memory check runs only before vLLM starts."""
+    lab.node("spark-1", "docker", "stop", "vllm-cluster-vllm")
+    yield
+    lab.node("spark-1", "docker", "start", "vllm-cluster-vllm")
+
+
+def test_less_free_unified_memory_than_vllm_asks_for_f18(lab, tmp_path, vllm_stopped):
+    """The lab's nodes share the host's memory: 0.99 of it is never free. Every node is named, nothing starts."""
+    before = lab.containers()
+    lab.expect_failure(tmp_path, ["[F18] spark-1: ", "[F18] spark-2: ", "vllm_server_gpu_memory_utilization=0.99 asks for",
+                                  "Fix: lower vllm_server_gpu_memory_utilization"],
+                       "--tags", "vllm", "-e", "vllm_cluster_unified_memory=true", "-e", "vllm_server_gpu_memory_utilization=0.99")
+    assert lab.containers() == before, "a failed run must not create, change or restart any container"

@@ -98,7 +98,7 @@ def test_env_pins_every_layer_to_the_interconnect(render, host, ip):
     assert (env["TRITON_CACHE_DIR"], env["TORCHINDUCTOR_CACHE_DIR"], env["FLASHINFER_WORKSPACE_BASE"], env["CUDA_CACHE_PATH"]) == (
         "/root/.cache/compile/triton", "/root/.cache/compile/torchinductor", "/root/.cache/compile", "/root/.cache/compile/nv")
     # the hub token, when set, is a root-only file; never an environment variable
-    assert env["HF_TOKEN_PATH"] == "/etc/inferops-vllm-cluster/hf_token"
+    assert env["HF_TOKEN_PATH"].endswith(f"{host}/hf_token")  # in the config dir (the render dir here), mounted read-only
     assert "HF_TOKEN" not in env and "HUGGING_FACE_HUB_TOKEN" not in env
 
 

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._memory import free_memory_problem, meminfo
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._memory import (
+    free_memory_problem,
+    free_memory_problems,
+    meminfo,
+)
 
 GIB_KB = 1024 * 1024
 
@@ -39,3 +45,11 @@ def test_free_memory_problem(case, text, utilization, expected):
         assert problem == "", case
     else:
         assert expected in problem, (case, problem)
+
+
+def test_free_memory_problems_names_each_node_short_of_memory():
+    def read(host, free):
+        return {"item": host, "content": base64.b64encode(proc_meminfo(119.7, free).encode()).decode()}
+
+    problems = free_memory_problems([read("spark-1", 61.05), read("spark-2", 110.0)], 0.85)
+    assert len(problems) == 1 and problems[0].startswith("[F18] spark-1: 61.0 of 119.7 GiB free")

@@ -19,7 +19,7 @@ def meminfo(text: str) -> dict[str, int]:
     """/proc/meminfo as bytes by field name."""
     fields = {}
     for line in (text or "").splitlines():
-        name, _, rest = line.partition(":")
+        name, _colon, rest = line.partition(":")
         parts = rest.split()
         if parts and parts[0].isdigit():
             fields[name.strip()] = int(parts[0]) * (1024 if len(parts) > 1 and parts[1].lower() == "kb" else 1)

@@ -60,6 +60,6 @@ def test_every_node_logs_in_and_the_password_stays_out_of_output(lab, tmp_path, 
 
 
 def test_a_wrong_password_fails_naming_registry_and_user_not_the_password(lab, tmp_path, registry, unchanged):
-    output = lab.expect_failure(tmp_path, [f"Log in to {REGISTRY} as {USER}", "401"],
+    output = lab.expect_failure(tmp_path, [f"Log in to the image's registry as {USER}@{REGISTRY}", "401"],
                                 "--tags", "docker_runtime", "-e", login("wrong-pw-0d3e"))
     assert "wrong-pw-0d3e" not in output

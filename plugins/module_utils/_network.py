@@ -91,3 +91,19 @@ def ports_taken(ss_output: str, wanted: t.Mapping[str, t.Any]) -> list[str]:
     taken = listening_ports(ss_output)
     return [f"{name}={port}" for name, port in sorted(wanted.items(), key=lambda item: int(item[1]))
             if int(port) in taken]
+
+
+def interconnect_choice(facts: t.Mapping[str, t.Any], cidr: str, node_ip: str = "", interface: str = "") -> dict[str, t.Any]:
+    """The address and interface every layer of a host is pinned to.
+
+    A configured address or interface (host_vars) is kept as given; preflight then checks it against the facts.
+    Otherwise the address is the host's one address inside the CIDR ('' when it has none or several: preflight
+    names the case), and the interface the one carrying it. The MTU is that interface's ('' when unknown).
+    """
+    candidates = interconnect_candidates(facts, cidr)
+    configured = bool(str(node_ip or "").strip())
+    ip = str(node_ip).strip() if configured else (candidates[0]["address"] if len(candidates) == 1 else "")
+    chosen = str(interface or "").strip() or next((c["interface"] for c in candidates if c["address"] == ip), "")
+    mtu = next((c["mtu"] for c in candidates if c["interface"] == chosen), "")
+    return {"ip": ip, "interface": chosen, "candidates": candidates, "configured": configured,
+            "mtu": "" if mtu is None else mtu}

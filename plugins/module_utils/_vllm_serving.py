@@ -10,6 +10,7 @@ Private to the collection.
 from __future__ import annotations
 
 import json
+import re
 import time
 import typing as t
 import urllib.error
@@ -119,3 +120,31 @@ def answer_message(host: str, container: str, outcome: t.Mapping[str, t.Any], ti
         doc=TROUBLESHOOTING, host=host, url=outcome.get("url", "?"), model=outcome.get("model", "?"),
         timeout=timeout, detail=outcome.get("detail", ""), container=container,
     )
+
+
+# An exception line of a Python traceback, once vLLM's log prefix is cut: its logger's ("... ERROR 12-03 17:42:03
+# [core.py:700] ") or, on a traceback's own lines, the process tag ("(EngineCore pid=12) ").
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_.]*(Error|Exception): ")
+_LOG_PREFIX = re.compile(r"^.*\] ")
+_PROCESS_TAG = re.compile(r"^\([^)]*\)\s*")
+
+
+def startup_errors(lines: t.Sequence[str]) -> list[str]:
+    """The exception lines of a vLLM log that did not come up (root cause first, as Python prints causes first),
+    without vLLM's log prefixes, each once."""
+    errors: list[str] = []
+    for line in lines or []:
+        text = str(line)
+        text = _LOG_PREFIX.sub("", text, count=1) if _LOG_PREFIX.match(text) else _PROCESS_TAG.sub("", text, count=1)
+        text = text.strip()
+        if _EXCEPTION_LINE.match(text) and text not in errors:
+            errors.append(text)
+    return errors
+
+
+def startup_hint(model: str, lines: t.Sequence[str]) -> str:
+    """A hint for the operator when the log shows a known first-run mistake; '' otherwise."""
+    if str(model).startswith("/") and any("HFValidationError" in str(line) for line in lines or []):
+        return (f"Hint: {model} looks like a path but does not exist inside the container; mount it with "
+                "vllm_server_volumes or fix vllm_server_model.")
+    return ""

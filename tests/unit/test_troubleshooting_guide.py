@@ -50,3 +50,32 @@ def test_the_guide_quotes_the_preflight_decisions_verbatim():
         *hca_problems(spark_1, "rocep1s0f9", "", "spark-1"),
     ]:
         assert message and message in GUIDE, message
+
+
+def test_the_guide_quotes_preflight_wiring_messages_verbatim():
+    """F5, F7, F8, F9 and F12 as preflight's functions print them for the lab-like examples of the guide."""
+    from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _preflight
+
+    def node(*ifaces):
+        facts = {"interfaces": [i[0] for i in ifaces], "default_ipv4": {"interface": "eth0", "address": "198.18.0.180"},
+                 "all_ipv4_addresses": [a for i in ifaces for a in i[1:]]}
+        for name, *addresses in ifaces:
+            facts[name] = {"device": name, "ipv4": {"address": addresses[0]} if addresses else {},
+                           "ipv4_secondaries": [{"address": a} for a in addresses[1:]]}
+        return facts
+
+    lab = node(("docker0",), ("eth0", "198.18.0.180"), ("eth1", "198.18.1.12"), ("lo",))
+    messages = [
+        *_preflight.wiring_problems(node(("eth0", "198.18.0.180"), ("eth1", "198.18.1.13")), "198.18.1.0/24",
+                                    "198.18.1.99", "eth1", True, "", "spark-2")[:1],
+        *_preflight.wiring_problems(lab, "198.18.7.0/24", "", "", False, "", "spark-1"),
+        *_preflight.wiring_problems(node(("eth0", "198.18.0.180"), ("eth1", "198.18.1.12", "198.18.1.50")),
+                                    "198.18.1.0/24", "", "", False, "", "spark-1"),
+        *_preflight.wiring_problems(lab, "198.18.0.0/23", "198.18.1.12", "eth1", True, "", "spark-1"),
+        *_preflight.wiring_problems(lab, "198.18.1.0/24", "198.18.1.12", "enp1s0f1np1", False, "", "spark-1"),
+        _preflight.shared_addresses({"spark-1": "198.18.1.50", "spark-2": "198.18.1.50"}, "198.18.1.0/24"),
+        _preflight.mtu_mismatch([("spark-1", "eth1", 1500), ("spark-2", "eth1", 1400)]),
+        _preflight.parallelism_problem(4, 1, 2, 1),
+    ]
+    for message in messages:
+        assert message and message in GUIDE, message

@@ -6,6 +6,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._network imp
     host_addresses,
     in_cidr,
     interconnect_candidates,
+    interconnect_choice,
     parse_cidr,
     ports_taken,
 )
@@ -91,3 +92,31 @@ def test_ports_taken(case, wanted, taken):
 
 def test_ports_taken_without_listeners():
     assert ports_taken("", {"a": 1}) == [] and ports_taken(None, {"a": 1}) == []
+
+
+TWO_ADDRESSES = {
+    "interfaces": ["eth1"],
+    "eth1": {"device": "eth1", "mtu": 1500, "ipv4": {"address": "198.18.1.12"}, "ipv4_secondaries": [{"address": "198.18.1.50"}]},
+}
+
+
+@pytest.mark.parametrize(
+    "case, facts, cidr, ip, iface, expected",
+    [
+        ("a Spark, derived", SPARK_FACTS, "192.168.200.0/24", "", "",
+         {"ip": "192.168.200.12", "interface": "enp1s0f1np1", "mtu": 9000, "configured": False}),
+        ("a Spark, address configured: the interface is the one carrying it", SPARK_FACTS, "192.168.200.0/24",
+         "192.168.200.12", "", {"ip": "192.168.200.12", "interface": "enp1s0f1np1", "mtu": 9000, "configured": True}),
+        ("both configured, as given even when wrong (preflight judges)", SPARK_FACTS, "192.168.200.0/24",
+         "192.168.200.99", "eth9", {"ip": "192.168.200.99", "interface": "eth9", "mtu": "", "configured": True}),
+        ("no address inside", SPARK_FACTS, "192.168.201.0/24", "", "", {"ip": "", "interface": "", "mtu": "", "configured": False}),
+        ("two addresses inside: none chosen", TWO_ADDRESSES, "198.18.1.0/24", "", "",
+         {"ip": "", "interface": "", "mtu": "", "configured": False}),
+        ("two addresses, one configured", TWO_ADDRESSES, "198.18.1.0/24", "198.18.1.50", "",
+         {"ip": "198.18.1.50", "interface": "eth1", "mtu": 1500, "configured": True}),
+    ],
+)
+def test_interconnect_choice(case, facts, cidr, ip, iface, expected):
+    choice = interconnect_choice(facts, cidr, ip, iface)
+    assert {k: choice[k] for k in expected} == expected, case
+    assert choice["candidates"] == interconnect_candidates(facts, cidr)

@@ -10,6 +10,8 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._vllm_servin
     answer_message,
     check_answers,
     endpoint_from_args,
+    startup_errors,
+    startup_hint,
 )
 
 LAUNCHER = ["-c", "exec python3 \"$@\"", "vllm-server", "-m", "vllm.entrypoints.openai.api_server"]
@@ -82,3 +84,37 @@ def test_failure_message_names_host_url_model_bound_and_fix():
     for needle in ("[F20] spark-1", "http://198.18.0.180:8000", "tiny", "within 60 s", "/health answered nothing",
                    "docker logs vllm-cluster-vllm", "--tags vllm -e vllm_cluster_restart=true", "#f20"):
         assert needle in message
+
+
+# What `docker logs` of a vLLM that did not come up holds (shortened from the lab's wrong-model-path run).
+LOG = [
+    "INFO 12-03 17:42:01 [api_server.py:1234] vLLM API server version 0.32.0",
+    "(APIServer pid=1) Traceback (most recent call last):",
+    "(APIServer pid=1)   File \"/usr/lib/python3/dist-packages/huggingface_hub/utils/_validators.py\", line 106, in _inner_fn",
+    "(APIServer pid=1) huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': '/models/nope'.",
+    "(APIServer pid=1) ERROR 12-03 17:42:03 [core.py:700] ValueError: current platform cpu does not support ray.",
+    "(APIServer pid=1) ERROR 12-03 17:42:03 [core.py:700] ValueError: current platform cpu does not support ray.",
+    "RuntimeError: Engine core initialization failed. See root cause above.",
+]
+
+
+def test_startup_errors_root_cause_first_each_once_without_prefixes():
+    assert startup_errors(LOG) == [
+        "huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': '/models/nope'.",
+        "ValueError: current platform cpu does not support ray.",
+        "RuntimeError: Engine core initialization failed. See root cause above.",
+    ]
+    assert startup_errors(["INFO all fine", "(pid=3) Traceback (most recent call last):"]) == []
+
+
+@pytest.mark.parametrize(
+    "case, model, lines, hint",
+    [
+        ("a path that is not in the container", "/models/nope", LOG, "Hint: /models/nope looks like a path but does not exist"),
+        ("a hub id with the same error", "org/nope", LOG, ""),
+        ("a path, another error", "/models/x", LOG[-1:], ""),
+    ],
+)
+def test_startup_hint(case, model, lines, hint):
+    found = startup_hint(model, lines)
+    assert (found == "") if not hint else found.startswith(hint), (case, found)

@@ -1,0 +1,156 @@
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Preflight's decisions about the wiring an inventory describes, before anything changes on a host:
+the interconnect address and interface (F5, F7), addresses shared between hosts (F8), MTU (F12), ports and
+parallelism (F9). Each returns sentences (empty when all is well); the roles print them, then a link to the
+troubleshooting guide's section. Private to the collection."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import typing as t
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._network import in_cidr, interconnect_candidates
+
+MESSAGES = {
+    "F5_COVERS": "[F5] {host}: vllm_cluster_interconnect_cidr={cidr} also covers its management address {covered}; "
+                 "Ray could register it and the firewall would admit the management network. Fix: narrow the CIDR to "
+                 "the interconnect's own subnet{example}.",
+    "F5_NONE": "[F5] {host}: no address inside the interconnect {cidr} on any interface (this host has {addresses}). "
+               "Ray would hang retrying the GCS. Fix: bring up the interconnect port with its address, or correct "
+               "vllm_cluster_interconnect_cidr.",
+    "F5_AMBIGUOUS": "[F5] {host}: {count} addresses inside the interconnect {cidr} ({found}); expected exactly one. "
+                    "Fix: set vllm_cluster_node_ip in host_vars/{host} to the address Ray and NCCL must use.",
+    "F5_OUTSIDE": "[F5] {host}: vllm_cluster_node_ip={ip} lies outside the interconnect {cidr}; every layer would be "
+                  "pinned to the wrong network. Fix: set it to this host's address inside {cidr} or remove it to "
+                  "derive it.",
+    "F5_UNASSIGNED": "[F5] {host}: vllm_cluster_node_ip={ip} is not assigned on any interface (interconnect addresses "
+                     "here: {found}). `ray start --node-ip-address` would hang retrying the GCS. Fix: assign the "
+                     "address to the interconnect port or correct vllm_cluster_node_ip in host_vars/{host}.",
+    "F7": "[F7] {host}: interface {interface} {what} (interfaces: {interfaces}; {ip} is on {ip_on}). "
+          "NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME would name the wrong NIC. Fix: remove "
+          "vllm_cluster_interconnect_interface from host_vars/{host} to derive it from the CIDR, or correct it.",
+    "F8": "[F8] {shared}: the same interconnect address on several hosts; Ray and vLLM need a unique IP per node "
+          "(\"Every node should have a unique IP address\"). Fix: give each host its own address in {cidr} "
+          "(check vllm_cluster_node_ip in host_vars).",
+    "F12": "[F12] interconnect MTU differs between nodes: {mtus}; large NCCL/Gloo messages stall on the smaller one. "
+           "Fix: set the same MTU on every node's interconnect port (9000 on a ConnectX-7 RoCE link), or set "
+           "vllm_cluster_mtu_mismatch=warn to proceed.",
+    "F9": "[F9] cluster: vllm_server_tensor_parallel_size {tp} x vllm_server_pipeline_parallel_size {pp} = {world} "
+          "GPUs, but the inventory has {nodes} nodes x {per_node} GPUs = {gpus}; vLLM would fail with 'TP ({tp}) "
+          "exceeds available GPUs'. Fix: lower the parallel sizes or add nodes/GPUs.",
+    "PORT_NOT_TCP": "{name}={value} is not a TCP port (1-65535).",
+    "PORT_TWICE": "{name}={value} is also given to {others}.",
+    "PORT_IN_RANGE": "{name}={value} lies inside Ray's worker port range {low}-{high}.",
+    "PORT_RANGE": "vllm_cluster_ray_min_worker_port={low} is not below vllm_cluster_ray_max_worker_port={high}: Ray "
+                  "needs a range of ports for its workers.",
+}
+
+
+def _covered(facts: t.Mapping[str, t.Any], cidr: str, node_ip: str, ansible_host: str) -> list[str]:
+    """The management addresses a CIDR wrongly covers: the default route's, and an IP ansible_host."""
+    default = (facts.get("default_ipv4") or {}).get("address") or ""
+    covered = []
+    if default and in_cidr(default, cidr):
+        covered.append(f"{default} (default route, {(facts.get('default_ipv4') or {}).get('interface') or '?'})")
+    if ansible_host and ansible_host not in (default, node_ip) and _is_ip(ansible_host) and in_cidr(ansible_host, cidr):
+        covered.append(f"ansible_host {ansible_host}")
+    return covered
+
+
+def _is_ip(value: str) -> bool:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return True
+
+
+def wiring_problems(facts: t.Mapping[str, t.Any], cidr: str, node_ip: str, interface: str, configured: bool,
+                    ansible_host: str, host: str) -> list[str]:
+    """F5 and F7 for one host: its interconnect address (derived or configured) and interface, against its facts."""
+    candidates = interconnect_candidates(facts, cidr)
+    addresses = [c["address"] for c in candidates]
+    problems = []
+    covered = _covered(facts, cidr, node_ip, ansible_host or "")
+    if covered:
+        default = (facts.get("default_ipv4") or {}).get("address") or ""
+        others = [a for a in addresses if a != default]
+        example = f" (e.g. {ipaddress.ip_network(others[0] + '/24', strict=False)})" if others else ""
+        problems.append(MESSAGES["F5_COVERS"].format(host=host, cidr=cidr, covered=" and ".join(covered), example=example))
+    if not configured and not candidates:
+        problems.append(MESSAGES["F5_NONE"].format(
+            host=host, cidr=cidr, addresses=", ".join(facts.get("all_ipv4_addresses") or []) or "no IPv4 address"))
+    if not configured and len(candidates) > 1:
+        found = ", ".join(f"{c['address']} on {c['interface']}" for c in candidates)
+        problems.append(MESSAGES["F5_AMBIGUOUS"].format(host=host, count=len(candidates), cidr=cidr, found=found))
+    if configured and not in_cidr(node_ip, cidr):
+        problems.append(MESSAGES["F5_OUTSIDE"].format(host=host, ip=node_ip, cidr=cidr))
+    if configured and node_ip not in addresses:
+        problems.append(MESSAGES["F5_UNASSIGNED"].format(host=host, ip=node_ip, found=", ".join(addresses) or "none"))
+    if node_ip:
+        interfaces = facts.get("interfaces") or []
+        on_it = [c for c in candidates if c["interface"] == interface and c["address"] == node_ip]
+        if interface not in interfaces or len(on_it) != 1:
+            ip_on = next((c["interface"] for c in candidates if c["address"] == node_ip), "no interface")
+            problems.append(MESSAGES["F7"].format(
+                host=host, interface=json.dumps(interface),
+                what="does not exist" if interface not in interfaces else f"does not carry {node_ip}",
+                interfaces=", ".join(sorted(interfaces)), ip=node_ip, ip_on=ip_on))
+    return problems
+
+
+def shared_addresses(node_ips: t.Mapping[str, str], cidr: str) -> str:
+    """F8 over the whole cluster (host -> interconnect address): one sentence naming every shared address, or ''."""
+    by_ip: dict[str, list[str]] = {}
+    for host, ip in node_ips.items():
+        if ip:
+            by_ip.setdefault(str(ip), []).append(str(host))
+    shared = "; ".join(f"{ip} on {' and '.join(sorted(hosts))}" for ip, hosts in sorted(by_ip.items()) if len(hosts) > 1)
+    return MESSAGES["F8"].format(shared=shared, cidr=cidr) if shared else ""
+
+
+def mtu_mismatch(rows: t.Sequence[t.Sequence[t.Any]]) -> str:
+    """F12 over the whole cluster ([host, interface, mtu] rows, in inventory order): one sentence, or '' when equal."""
+    rows = [list(row) for row in rows]
+    if len({str(row[2]) for row in rows}) <= 1:
+        return ""
+    return MESSAGES["F12"].format(mtus=", ".join(" ".join(str(v) for v in row) for row in rows))
+
+
+def _port(value: t.Any) -> int | None:
+    text = str(value).strip()
+    return int(text) if text.isdigit() and 1 <= int(text) <= 65535 else None
+
+
+def port_problems(ports: t.Mapping[str, t.Any], min_worker: t.Any, max_worker: t.Any) -> list[str]:
+    """Every port (variable name -> value) that is no TCP port, is given twice, or lies inside Ray's worker range
+    (min_worker..max_worker, themselves in `ports` under their variable names and exempt from the range check)."""
+    problems = [MESSAGES["PORT_NOT_TCP"].format(name=name, value=value)
+                for name, value in ports.items() if _port(value) is None]
+    if problems:
+        return problems
+    low, high = int(min_worker), int(max_worker)
+    if low >= high:
+        return [MESSAGES["PORT_RANGE"].format(low=low, high=high)]
+    singles = {name: int(value) for name, value in ports.items()
+               if name not in ("vllm_cluster_ray_min_worker_port", "vllm_cluster_ray_max_worker_port")}
+    reported: set[int] = set()
+    for name, value in singles.items():
+        others = [other for other, port in singles.items() if other != name and port == value]
+        if others and value not in reported:
+            problems.append(MESSAGES["PORT_TWICE"].format(name=name, value=value, others=", ".join(others)))
+            reported.add(value)
+        elif not others and low <= value <= high:
+            problems.append(MESSAGES["PORT_IN_RANGE"].format(name=name, value=value, low=low, high=high))
+    return problems
+
+
+def parallelism_problem(tp: t.Any, pp: t.Any, nodes: int, per_node: t.Any) -> str:
+    """F9: tensor x pipeline parallelism against the inventory's GPUs; '' when it fits."""
+    world, gpus = int(tp) * int(pp), int(nodes) * int(per_node)
+    if world <= gpus:
+        return ""
+    return MESSAGES["F9"].format(tp=int(tp), pp=int(pp), world=world, nodes=int(nodes), per_node=int(per_node), gpus=gpus)

@@ -9,7 +9,8 @@ short_description: The exception lines of a vLLM log that did not come up
 version_added: 0.3.0
 author: inferops engineering (@inferops)
 description:
-  - Reads the last lines of C(docker logs) of a vLLM server that did not come up and returns each exception line once, without vLLM's log prefixes, root cause first.
+  - Reads the last lines of C(docker logs) of a vLLM server that did not come up and returns each exception line
+    once, without vLLM's log prefixes, root cause first.
 options:
   _input:
     description: The log lines.
@@ -26,7 +27,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: The exception lines, e.g. C(ValueError: current platform cpu does not support ray.)
+  description: "The exception lines, e.g. C(ValueError: current platform cpu does not support ray.)"
   type: list
   elements: str
 """

@@ -9,7 +9,8 @@ short_description: A hint for a known first-run mistake in a vLLM log
 version_added: 0.3.0
 author: inferops engineering (@inferops)
 description:
-  - Names a first-run mistake the log shows (a model path that does not exist inside the container), with its fix; empty otherwise.
+  - Names a first-run mistake the log shows (a model path that does not exist inside the container), with its fix;
+    empty otherwise.
 options:
   _input:
     description: C(vllm_server_model).

@@ -49,23 +49,16 @@ MESSAGES = {
 }
 
 
-def _covered(facts: t.Mapping[str, t.Any], cidr: str, node_ip: str, ansible_host: str) -> list[str]:
-    """The management addresses a CIDR wrongly covers: the default route's, and an IP ansible_host."""
-    default = (facts.get("default_ipv4") or {}).get("address") or ""
+def _covered(default: t.Mapping[str, t.Any], cidr: str, node_ip: str, ansible_host: str) -> list[str]:
+    """The management addresses a CIDR wrongly covers: the default route's, and an IP ansible_host (in_cidr
+    refuses a hostname)."""
     covered = []
-    if default and in_cidr(default, cidr):
-        covered.append(f"{default} (default route, {(facts.get('default_ipv4') or {}).get('interface') or '?'})")
-    if ansible_host and ansible_host not in (default, node_ip) and _is_ip(ansible_host) and in_cidr(ansible_host, cidr):
+    address = default.get("address") or ""
+    if address and in_cidr(address, cidr):
+        covered.append(f"{address} (default route, {default.get('interface') or '?'})")
+    if ansible_host and ansible_host not in (address, node_ip) and in_cidr(ansible_host, cidr):
         covered.append(f"ansible_host {ansible_host}")
     return covered
-
-
-def _is_ip(value: str) -> bool:
-    try:
-        ipaddress.ip_address(value)
-    except ValueError:
-        return False
-    return True
 
 
 def wiring_problems(facts: t.Mapping[str, t.Any], cidr: str, node_ip: str, interface: str, configured: bool,
@@ -74,10 +67,10 @@ def wiring_problems(facts: t.Mapping[str, t.Any], cidr: str, node_ip: str, inter
     candidates = interconnect_candidates(facts, cidr)
     addresses = [c["address"] for c in candidates]
     problems = []
-    covered = _covered(facts, cidr, node_ip, ansible_host or "")
+    default = facts.get("default_ipv4") or {}
+    covered = _covered(default, cidr, node_ip, ansible_host or "")
     if covered:
-        default = (facts.get("default_ipv4") or {}).get("address") or ""
-        others = [a for a in addresses if a != default]
+        others = [a for a in addresses if a != default.get("address")]
         example = f" (e.g. {ipaddress.ip_network(others[0] + '/24', strict=False)})" if others else ""
         problems.append(MESSAGES["F5_COVERS"].format(host=host, cidr=cidr, covered=" and ".join(covered), example=example))
     if not configured and not candidates:

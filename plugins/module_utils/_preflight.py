@@ -3,14 +3,21 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Preflight's decisions about the wiring an inventory describes, before anything changes on a host:
 the interconnect address and interface (F5, F7), addresses shared between hosts (F8), MTU (F12), ports and
-parallelism (F9). Each returns sentences (empty when all is well); the roles print them, then a link to the
-troubleshooting guide's section. Private to the collection."""
+parallelism (F9). Each returns sentences (empty when all is well).
+
+`CHECKS` is the table preflight runs (filter `preflight_problems`): a check is a function registered with
+`@check`, taking one node (scope "node", run on every host) or every node (scope "cluster", run once) and the
+settings, returning sentences. Adding a check: the function here, its sentence in `MESSAGES`, its rows in
+tests/unit/plugins/module_utils/test__preflight.py (and its section in docs/troubleshooting.md).
+Private to the collection."""
 
 from __future__ import annotations
 
 import ipaddress
 import json
+import re
 import typing as t
+from dataclasses import dataclass
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._network import in_cidr, interconnect_candidates
 
@@ -46,6 +53,10 @@ MESSAGES = {
     "PORT_IN_RANGE": "{name}={value} lies inside Ray's worker port range {low}-{high}.",
     "PORT_RANGE": "vllm_cluster_ray_min_worker_port={low} is not below vllm_cluster_ray_max_worker_port={high}: Ray "
                   "needs a range of ports for its workers.",
+    "PORTS": "{host}: {problems} Fix: give each a free port of its own in 1-65535, outside the workers' range.",
+    "MODEL_EMPTY": "vllm_server_model is empty: vLLM would have nothing to serve. Fix: set it in group_vars to a "
+                   "Hugging Face model id (e.g. Qwen/Qwen3.5-122B-A10B-FP8) or a path inside the container.",
+    "SEE": "{message} See {guide}#{anchor}",
 }
 
 
@@ -147,3 +158,110 @@ def parallelism_problem(tp: t.Any, pp: t.Any, nodes: int, per_node: t.Any) -> st
     if world <= gpus:
         return ""
     return MESSAGES["F9"].format(tp=int(tp), pp=int(pp), world=world, nodes=int(nodes), per_node=int(per_node), gpus=gpus)
+
+
+# The table preflight runs.
+
+@dataclass(frozen=True)
+class Node:
+    """What preflight knows of one host before anything changes on it (from its facts and derived variables)."""
+    host: str
+    facts: t.Mapping[str, t.Any]
+    node_ip: str
+    interface: str
+    pinned: bool
+    mtu: t.Any
+    ansible_host: str
+
+
+@dataclass(frozen=True)
+class Check:
+    function: t.Callable[..., list[str]]
+    scope: str  # "node": function(node, settings), on every host; "cluster": function(nodes, settings), once
+
+
+CHECKS: list[Check] = []
+
+
+def check(scope: str) -> t.Callable[[t.Callable[..., list[str]]], t.Callable[..., list[str]]]:
+    """Registers a check in CHECKS, in the order preflight reports them."""
+    if scope not in ("node", "cluster"):
+        raise ValueError(f"scope {scope!r}: expected node or cluster")
+
+    def register(function: t.Callable[..., list[str]]) -> t.Callable[..., list[str]]:
+        CHECKS.append(Check(function, scope))
+        return function
+    return register
+
+
+def node_of(host: str, hostvars: t.Mapping[str, t.Any]) -> Node:
+    """One host's Node from its hostvars (the facts vllm_cluster derived for it)."""
+    variables = hostvars[host]
+
+    def get(name: str, default: t.Any = "") -> t.Any:
+        try:
+            value = variables[name]
+        except KeyError:
+            return default
+        return default if value is None else value
+    return Node(host=str(host), facts=get("ansible_facts", {}), node_ip=str(get("vllm_cluster_node_ip")),
+                interface=str(get("vllm_cluster_interconnect_interface")),
+                pinned=str(get("vllm_cluster_node_ip_pinned", False)).lower() in ("true", "1", "yes"),
+                mtu=get("vllm_cluster_interconnect_mtu"), ansible_host=str(get("ansible_host")))
+
+
+def preflight_problems(hosts: t.Sequence[str], hostvars: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any],
+                       scope: str) -> list[str]:
+    """Runs every check of `scope` in CHECKS over `hosts` (each host for "node", all of them for "cluster"). A
+    sentence tagged [F<n>] ends with the link to that section of the guide (settings["guide"])."""
+    nodes = [node_of(host, hostvars) for host in hosts]
+    problems = []
+    for registered in (c for c in CHECKS if c.scope == scope):
+        problems += ([p for node in nodes for p in registered.function(node, settings)] if scope == "node"
+                     else registered.function(nodes, settings))
+    return [_linked(p, settings["guide"]) for p in problems]
+
+
+def _linked(problem: str, guide: str) -> str:
+    tag = re.match(r"\[F(\d+)\]", problem)
+    return MESSAGES["SEE"].format(message=problem, guide=guide, anchor=f"f{tag.group(1)}") if tag else problem
+
+
+@check("node")
+def node_wiring(node: Node, settings: t.Mapping[str, t.Any]) -> list[str]:
+    return wiring_problems(node.facts, settings["cidr"], node.node_ip, node.interface, node.pinned, node.ansible_host,
+                           node.host)
+
+
+@check("node")
+def node_ports(node: Node, settings: t.Mapping[str, t.Any]) -> list[str]:
+    problems = port_problems(settings["ports"], settings["min_worker_port"], settings["max_worker_port"])
+    return [MESSAGES["PORTS"].format(host=node.host, problems=" ".join(problems))] if problems else []
+
+
+@check("cluster")
+def cluster_shared_addresses(nodes: t.Sequence[Node], settings: t.Mapping[str, t.Any]) -> list[str]:
+    shared = shared_addresses({node.host: node.node_ip for node in nodes}, settings["cidr"])
+    return [shared] if shared else []
+
+
+@check("cluster")
+def cluster_mtu(nodes: t.Sequence[Node], settings: t.Mapping[str, t.Any]) -> list[str]:
+    # With vllm_cluster_mtu_mismatch=warn the role prints mtu_mismatch's sentence as a warning instead.
+    mismatch = mtu_mismatch([[node.host, node.interface, node.mtu] for node in nodes])
+    return [mismatch] if mismatch and settings["mtu_mismatch"] == "fail" else []
+
+
+@check("cluster")
+def cluster_model(nodes: t.Sequence[Node], settings: t.Mapping[str, t.Any]) -> list[str]:
+    wanted = settings["check_vllm"] and not str(settings["model"] or "").strip()
+    return [MESSAGES["MODEL_EMPTY"]] if wanted else []
+
+
+@check("cluster")
+def cluster_parallelism(nodes: t.Sequence[Node], settings: t.Mapping[str, t.Any]) -> list[str]:
+    if not settings["check_vllm"]:
+        return []
+    problem = parallelism_problem(settings["tensor_parallel_size"], settings["pipeline_parallel_size"], len(nodes),
+                                  settings["gpus_per_node"])
+    return [problem] if problem else []

@@ -12,13 +12,27 @@ ROLES = sorted(p for p in (pathlib.Path(__file__).resolve().parents[2] / "roles"
 
 @pytest.mark.parametrize("role", ROLES, ids=lambda p: p.name)
 def test_defaults_specs_and_readme_agree(role):
-    spec = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]
-    options = set(spec.get("options") or {})
+    specs = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]
+    # A role's public variables are its main entry point's; the private _common has only entry points of its own.
+    entry_points = specs.values() if role.name == "_common" else [specs["main"]]
+    options = {name for spec in entry_points for name in spec.get("options") or {}}
     defaults_file = role / "defaults" / "main.yml"
     defaults = set(yaml.safe_load(defaults_file.read_text()) or {}) if defaults_file.exists() else set()
     assert defaults <= options, f"defaults without an argument spec: {sorted(defaults - options)}"
     readme = (role / "README.md").read_text()
     undocumented = sorted(name for name in options if f"`{name}`" not in readme)
     assert not undocumented, f"{role.name}/README.md does not document {undocumented}"
-    prefix = "vllm_cluster_" if role.name == "vllm_cluster" else f"{role.name}_"
+    prefix = f"{role.name}_"
     assert all(name.startswith(prefix) for name in defaults), f"{role.name} defaults must use the {prefix} prefix"
+
+
+@pytest.mark.parametrize("role", ROLES, ids=lambda p: p.name)
+def test_public_derived_variables_are_documented(role):
+    # Variables of vars/main.yml without a leading _ are read by other roles: they are an interface.
+    vars_file = role / "vars" / "main.yml"
+    public = sorted(name for name in (yaml.safe_load(vars_file.read_text()) or {}) if not name.startswith("_")) \
+        if vars_file.exists() else []
+    readme = (role / "README.md").read_text()
+    assert all(name.startswith(f"{role.name}_") for name in public), f"{role.name}: {public} lack the role's prefix"
+    undocumented = [name for name in public if f"`{name}`" not in readme]
+    assert not undocumented, f"{role.name}/README.md does not document the derived {undocumented}"

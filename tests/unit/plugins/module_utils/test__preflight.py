@@ -9,9 +9,12 @@ import pathlib
 import pytest
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._preflight import (
+    CHECKS,
+    check,
     mtu_mismatch,
     parallelism_problem,
     port_problems,
+    preflight_problems,
     shared_addresses,
     wiring_problems,
 )
@@ -142,3 +145,71 @@ def test_parallelism_problem(tp, pp, nodes, per_node, fits):
     assert (problem == "") is fits
     if not fits:
         assert problem.startswith(f"[F9] cluster: vllm_server_tensor_parallel_size {tp} x vllm_server_pipeline_parallel_size {pp} = ")
+
+
+# The table preflight runs (filter preflight_problems), over hostvars as vllm_cluster leaves them.
+GUIDE = "https://example.test/troubleshooting.md"
+SETTINGS = {"guide": GUIDE, "cidr": CIDR, "ports": {**RANGE, "vllm_cluster_ray_port": 6379, "vllm_server_port": 8000},
+            "min_worker_port": 10002, "max_worker_port": 19999, "mtu_mismatch": "fail", "gpus_per_node": 1,
+            "check_vllm": True, "model": "tiny", "tensor_parallel_size": 2, "pipeline_parallel_size": 1}
+
+
+def hostvars_of(**nodes):
+    """hostvars for lab-like hosts: name=(interconnect address[, mtu[, pinned address]])."""
+    found = {}
+    for host, (address, *rest) in nodes.items():
+        mtu = rest[0] if rest else 1500
+        facts = lab_node(("eth0", "198.18.0.180"), ("eth1", address))
+        facts["eth1"]["mtu"] = mtu
+        pinned = rest[1] if len(rest) > 1 else ""
+        found[host.replace("_", "-")] = {
+            "ansible_facts": facts, "vllm_cluster_node_ip": pinned or address, "vllm_cluster_interconnect_interface": "eth1",
+            "vllm_cluster_node_ip_pinned": bool(pinned), "vllm_cluster_interconnect_mtu": mtu, "ansible_host": ""}
+    return found
+
+
+TWO = hostvars_of(spark_1=("198.18.1.12",), spark_2=("198.18.1.13",))
+
+
+@pytest.mark.parametrize(
+    "case, hostvars, settings, scope, expected",
+    [
+        ("the lab's two nodes", TWO, {}, "node", []),
+        ("the lab's cluster", TWO, {}, "cluster", []),
+        ("a pinned address not on the host, each sentence linked to its section",
+         hostvars_of(spark_1=("198.18.1.12", 1500, "198.18.1.99")), {}, "node",
+         [("[F5] spark-1: vllm_cluster_node_ip=198.18.1.99 is not assigned", f"See {GUIDE}#f5"),
+          ("[F7] spark-1: interface \"eth1\" does not carry 198.18.1.99", f"See {GUIDE}#f7")]),
+        ("a port twice, on every host, with the fix", TWO,
+         {"ports": {**RANGE, "vllm_cluster_ray_port": 8000, "vllm_server_port": 8000}}, "node",
+         [("spark-1: vllm_cluster_ray_port=8000 is also given to vllm_server_port. Fix: give each a free port",),
+          ("spark-2: vllm_cluster_ray_port=8000",)]),
+        ("two hosts, one address", hostvars_of(spark_1=("198.18.1.12",), spark_2=("198.18.1.12",)), {}, "cluster",
+         [("[F8] 198.18.1.12 on spark-1 and spark-2", f"See {GUIDE}#f8")]),
+        ("MTU differs: fails", hostvars_of(spark_1=("198.18.1.12", 9000), spark_2=("198.18.1.13", 1500)), {}, "cluster",
+         [("[F12] interconnect MTU differs between nodes: spark-1 eth1 9000, spark-2 eth1 1500", f"See {GUIDE}#f12")]),
+        ("MTU differs, warn: the role warns instead", hostvars_of(spark_1=("198.18.1.12", 9000), spark_2=("198.18.1.13", 1500)),
+         {"mtu_mismatch": "warn"}, "cluster", []),
+        ("TP 4 on two GPUs", TWO, {"tensor_parallel_size": 4}, "cluster",
+         [("[F9] cluster: vllm_server_tensor_parallel_size 4", f"See {GUIDE}#f9")]),
+        ("no model", TWO, {"model": " "}, "cluster", [("vllm_server_model is empty: vLLM would have nothing to serve.",)]),
+        ("no model, TP 4, vLLM not checked", TWO, {"model": "", "tensor_parallel_size": 4, "check_vllm": False}, "cluster", []),
+    ],
+)
+def test_preflight_problems(case, hostvars, settings, scope, expected):
+    problems = preflight_problems(list(hostvars), hostvars, {**SETTINGS, **settings}, scope)
+    assert len(problems) == len(expected), (case, problems)
+    for problem, (start, *link) in zip(problems, expected):
+        assert problem.startswith(start), (case, problem)
+        assert problem.endswith(link[0]) if link else GUIDE not in problem, (case, problem)
+
+
+def test_a_registered_check_runs_in_its_scope_and_is_linked(monkeypatch):
+    # Adding a check is a function and its message: registering it is enough for preflight to run it.
+    monkeypatch.setattr("ansible_collections.inferops.vllm_cluster.plugins.module_utils._preflight.CHECKS", list(CHECKS))
+    check("node")(lambda node, settings: [f"[F99] {node.host}: invented."])
+    problems = preflight_problems(list(TWO), TWO, SETTINGS, "node")
+    assert problems == [f"[F99] spark-1: invented. See {GUIDE}#f99", f"[F99] spark-2: invented. See {GUIDE}#f99"]
+    assert preflight_problems(list(TWO), TWO, SETTINGS, "cluster") == []
+    with pytest.raises(ValueError):
+        check("everywhere")

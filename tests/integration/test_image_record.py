@@ -63,3 +63,29 @@ def test_an_image_whose_vllm_is_too_old_is_refused_before_ray_starts(lab, tmp_pa
     lab.node("spark-2", "sh", "-c", f"cat > {RECORD}", stdin=json.dumps({"image_id": worker_image, "ray_version": "2.52.1"}))
     lab.expect_failure(tmp_path, ["[F24] spark-1: ", "[F24] spark-2: ", "older than vllm_cluster_vllm_min_version=99.0"],
                        "--tags", "docker_runtime", "-e", "vllm_cluster_vllm_min_version=99.0")
+
+
+@pytest.fixture()
+def rayless_image(lab, worker_image):
+    """An image on spark-2 whose `import ray` fails as in vLLM images without Ray: the runtime image with a `ray`
+    package first on the path that raises ImportError (built inside the node, from the image it already has)."""
+    name = "inferops-lab/no-ray:test"
+    dockerfile = (f"FROM {worker_image}\n"
+                  "RUN mkdir -p /shadow/ray && echo 'raise ImportError(\"No module named ray (test image)\")' "
+                  "> /shadow/ray/__init__.py\n"
+                  "ENV PYTHONPATH=/shadow\n"
+                  "LABEL inferops.vllm_cluster.lab=test\n")
+    lab.node("spark-2", "docker", "build", "-q", "-t", name, "-", stdin=dockerfile)
+    yield name
+    lab.node("spark-2", "docker", "rmi", "-f", name, check=False)
+
+
+def test_an_image_without_ray_is_refused_with_its_import_error_f11(lab, tmp_path, rayless_image, unchanged):
+    """F11 read from the image itself (its throwaway container's output), before any Ray container is touched;
+    nothing is recorded for it and the throwaway container is gone."""
+    lab.expect_failure(tmp_path, [f"[F11] spark-2: `import ray` fails inside {rayless_image}",
+                                  "No module named ray (test image)", "Recent vLLM images no longer ship Ray"],
+                       "--tags", "docker_runtime", "--limit", "spark-2", "-e", f"vllm_cluster_image={rayless_image}")
+    assert lab.node("spark-2", "docker", "ps", "-aq", "--filter", "name=image-versions").stdout.strip() == ""
+    image_id = lab.node("spark-2", "docker", "image", "inspect", "--format", "{{.Id}}", rayless_image).stdout.strip()
+    assert image_id not in lab.node("spark-2", "cat", RECORD, check=False).stdout

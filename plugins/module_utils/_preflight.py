@@ -6,8 +6,8 @@ the interconnect address and interface (F5, F7), addresses shared between hosts 
 parallelism (F9). Each returns sentences (empty when all is well).
 
 `CHECKS` is the table preflight runs (filter `preflight_problems`): a check is a function registered with
-`@check`, taking one node (scope "node", run on every host) or every node (scope "cluster", run once) and the
-settings, returning sentences. Adding a check: the function here, its sentence in `MESSAGES`, its rows in
+`@check`, taking one node (scope "node", run on every host) or every node (scope "cluster", run once by the
+preflight role; scope "serving", run once by vllm_server's preflight) and the settings, returning sentences. Adding a check: the function here, its sentence in `MESSAGES`, its rows in
 tests/unit/plugins/module_utils/test__preflight.py (and its section in docs/troubleshooting.md).
 Private to the collection."""
 
@@ -177,16 +177,19 @@ class Node:
 @dataclass(frozen=True)
 class Check:
     function: t.Callable[..., list[str]]
-    scope: str  # "node": function(node, settings), on every host; "cluster": function(nodes, settings), once
+    # "node": function(node, settings), on every host; "cluster" (preflight's own) and "serving" (vllm_server's
+    # preflight): function(nodes, settings), once over every host
+    scope: str
 
 
 CHECKS: list[Check] = []
+SCOPES = ("node", "cluster", "serving")
 
 
 def check(scope: str) -> t.Callable[[t.Callable[..., list[str]]], t.Callable[..., list[str]]]:
     """Registers a check in CHECKS, in the order preflight reports them."""
-    if scope not in ("node", "cluster"):
-        raise ValueError(f"scope {scope!r}: expected node or cluster")
+    if scope not in SCOPES:
+        raise ValueError(f"scope {scope!r}: expected one of {', '.join(SCOPES)}")
 
     def register(function: t.Callable[..., list[str]]) -> t.Callable[..., list[str]]:
         CHECKS.append(Check(function, scope))
@@ -212,7 +215,7 @@ def node_of(host: str, hostvars: t.Mapping[str, t.Any]) -> Node:
 
 def preflight_problems(hosts: t.Sequence[str], hostvars: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any],
                        scope: str) -> list[str]:
-    """Runs every check of `scope` in CHECKS over `hosts` (each host for "node", all of them for "cluster"). A
+    """Runs every check of `scope` in CHECKS over `hosts` (each host for "node", all of them otherwise). A
     sentence tagged [F<n>] ends with the link to that section of the guide (settings["guide"])."""
     nodes = [node_of(host, hostvars) for host in hosts]
     problems = []
@@ -252,16 +255,13 @@ def cluster_mtu(nodes: t.Sequence[Node], settings: t.Mapping[str, t.Any]) -> lis
     return [mismatch] if mismatch and settings["mtu_mismatch"] == "fail" else []
 
 
-@check("cluster")
-def cluster_model(nodes: t.Sequence[Node], settings: t.Mapping[str, t.Any]) -> list[str]:
-    wanted = settings["check_vllm"] and not str(settings["model"] or "").strip()
-    return [MESSAGES["MODEL_EMPTY"]] if wanted else []
+@check("serving")
+def serving_model(nodes: t.Sequence[Node], settings: t.Mapping[str, t.Any]) -> list[str]:
+    return [MESSAGES["MODEL_EMPTY"]] if not str(settings["model"] or "").strip() else []
 
 
-@check("cluster")
-def cluster_parallelism(nodes: t.Sequence[Node], settings: t.Mapping[str, t.Any]) -> list[str]:
-    if not settings["check_vllm"]:
-        return []
+@check("serving")
+def serving_parallelism(nodes: t.Sequence[Node], settings: t.Mapping[str, t.Any]) -> list[str]:
     problem = parallelism_problem(settings["tensor_parallel_size"], settings["pipeline_parallel_size"], len(nodes),
                                   settings["gpus_per_node"])
     return [problem] if problem else []

@@ -151,7 +151,7 @@ def test_parallelism_problem(tp, pp, nodes, per_node, fits):
 GUIDE = "https://example.test/troubleshooting.md"
 SETTINGS = {"guide": GUIDE, "cidr": CIDR, "ports": {**RANGE, "vllm_cluster_ray_port": 6379, "vllm_server_port": 8000},
             "min_worker_port": 10002, "max_worker_port": 19999, "mtu_mismatch": "fail", "gpus_per_node": 1,
-            "check_vllm": True, "model": "tiny", "tensor_parallel_size": 2, "pipeline_parallel_size": 1}
+            "model": "tiny", "tensor_parallel_size": 2, "pipeline_parallel_size": 1}
 
 
 def hostvars_of(**nodes):
@@ -190,10 +190,11 @@ TWO = hostvars_of(spark_1=("198.18.1.12",), spark_2=("198.18.1.13",))
          [("[F12] interconnect MTU differs between nodes: spark-1 eth1 9000, spark-2 eth1 1500", f"See {GUIDE}#f12")]),
         ("MTU differs, warn: the role warns instead", hostvars_of(spark_1=("198.18.1.12", 9000), spark_2=("198.18.1.13", 1500)),
          {"mtu_mismatch": "warn"}, "cluster", []),
-        ("TP 4 on two GPUs", TWO, {"tensor_parallel_size": 4}, "cluster",
+        ("TP 4 on two GPUs", TWO, {"tensor_parallel_size": 4}, "serving",
          [("[F9] cluster: vllm_server_tensor_parallel_size 4", f"See {GUIDE}#f9")]),
-        ("no model", TWO, {"model": " "}, "cluster", [("vllm_server_model is empty: vLLM would have nothing to serve.",)]),
-        ("no model, TP 4, vLLM not checked", TWO, {"model": "", "tensor_parallel_size": 4, "check_vllm": False}, "cluster", []),
+        ("no model", TWO, {"model": " "}, "serving", [("vllm_server_model is empty: vLLM would have nothing to serve.",)]),
+        ("the serving checks are vllm_server's, not the cluster's", TWO, {"model": "", "tensor_parallel_size": 4},
+         "cluster", []),
     ],
 )
 def test_preflight_problems(case, hostvars, settings, scope, expected):

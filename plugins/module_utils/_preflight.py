@@ -7,7 +7,8 @@ parallelism (F9). Each returns sentences (empty when all is well).
 
 `CHECKS` is the table preflight runs (filter `preflight_problems`): a check is a function registered with
 `@check`, taking one node (scope "node", run on every host) or every node (scope "cluster", run once by the
-preflight role; scope "serving", run once by vllm_server's preflight) and the settings, returning sentences. Adding a check: the function here, its sentence in `MESSAGES`, its rows in
+preflight role; scope "serving", run once by vllm_server's preflight) and the settings, returning sentences.
+Adding a check: the function here, its sentence in `MESSAGES`, its rows in
 tests/unit/plugins/module_utils/test__preflight.py (and its section in docs/troubleshooting.md).
 Private to the collection."""
 

@@ -7,7 +7,8 @@ parallelism (F9). Each returns sentences (empty when all is well).
 
 `CHECKS` is the table preflight runs (filter `preflight_problems`): a check is a function registered with
 `@check`, taking one node (scope "node", run on every host) or every node (scope "cluster", run once by the
-preflight role; scope "serving", run once by vllm_server's preflight) and the settings, returning sentences.
+preflight role; "warning", printed once by it without failing; "serving", run once by vllm_server's preflight)
+and the settings, returning sentences.
 Adding a check: the function here, its sentence in `MESSAGES`, its rows in
 tests/unit/plugins/module_utils/test__preflight.py (and its section in docs/troubleshooting.md).
 Private to the collection."""
@@ -178,13 +179,13 @@ class Node:
 @dataclass(frozen=True)
 class Check:
     function: t.Callable[..., list[str]]
-    # "node": function(node, settings), on every host; "cluster" (preflight's own) and "serving" (vllm_server's
-    # preflight): function(nodes, settings), once over every host
+    # "node": function(node, settings), on every host; "cluster" (preflight's own), "warning" (printed by
+    # preflight, not fatal) and "serving" (vllm_server's preflight): function(nodes, settings), once over every host
     scope: str
 
 
 CHECKS: list[Check] = []
-SCOPES = ("node", "cluster", "serving")
+SCOPES = ("node", "cluster", "warning", "serving")
 
 
 def check(scope: str) -> t.Callable[[t.Callable[..., list[str]]], t.Callable[..., list[str]]]:
@@ -249,11 +250,19 @@ def cluster_shared_addresses(nodes: t.Sequence[Node], settings: t.Mapping[str, t
     return [shared] if shared else []
 
 
+def _mtu(nodes: t.Sequence[Node], settings: t.Mapping[str, t.Any], mode: str) -> list[str]:
+    mismatch = mtu_mismatch([[node.host, node.interface, node.mtu] for node in nodes])
+    return [mismatch] if mismatch and settings["mtu_mismatch"] == mode else []
+
+
 @check("cluster")
 def cluster_mtu(nodes: t.Sequence[Node], settings: t.Mapping[str, t.Any]) -> list[str]:
-    # With vllm_cluster_mtu_mismatch=warn the role prints mtu_mismatch's sentence as a warning instead.
-    mismatch = mtu_mismatch([[node.host, node.interface, node.mtu] for node in nodes])
-    return [mismatch] if mismatch and settings["mtu_mismatch"] == "fail" else []
+    return _mtu(nodes, settings, "fail")
+
+
+@check("warning")
+def cluster_mtu_warning(nodes: t.Sequence[Node], settings: t.Mapping[str, t.Any]) -> list[str]:
+    return _mtu(nodes, settings, "warn")
 
 
 @check("serving")

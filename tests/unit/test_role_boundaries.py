@@ -82,8 +82,7 @@ def test_the_check_finds_a_read_of_another_roles_private_name():
     assert private_reads(path, text) == ["roles/ray_worker/vars/main.yml: _ray_head_container_result"]
 
 
-@pytest.mark.parametrize("path", [p for p in task_files() if p.parts[-4] == "roles" or p.parts[-3] == "roles"],
-                         ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", [p for p in task_files() if owner(p) is not None], ids=lambda p: str(p.relative_to(ROOT)))
 def test_a_role_registers_under_its_own_prefix(path):
     role = owner(path)
     prefix = "_" + role.lstrip("_") + "_"
@@ -110,7 +109,7 @@ def test_every_call_of_common_names_an_entry_point_with_its_required_inputs():
 def test_common_results_are_named_in_the_callers_namespace():
     for path, task, _include in common_calls():
         result = (task.get("vars") or {}).get("_common_result")
-        role = owner(path) if path.parts[-4] == "roles" or path.parts[-3] == "roles" else None
+        role = owner(path)
         if result is not None and role is not None:
             assert result.startswith(f"_{role}_"), f"{path.name}: {task['name']}: result {result} outside _{role}_"
 

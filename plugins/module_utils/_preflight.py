@@ -21,6 +21,7 @@ import re
 import typing as t
 from dataclasses import dataclass
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._mp_launcher import master_problems, split_problems
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._network import in_cidr, interconnect_candidates
 
 MESSAGES = {
@@ -211,7 +212,7 @@ def node_of(host: str, hostvars: t.Mapping[str, t.Any]) -> Node:
         return default if value is None else value
     return Node(host=str(host), facts=get("ansible_facts", {}), node_ip=str(get("vllm_cluster_node_ip")),
                 interface=str(get("vllm_cluster_interconnect_interface")),
-                pinned=str(get("vllm_cluster_node_ip_pinned", False)).lower() in ("true", "1", "yes"),
+                pinned=_true(get("vllm_cluster_node_ip_pinned", False)),
                 mtu=get("vllm_cluster_interconnect_mtu"), ansible_host=str(get("ansible_host")))
 
 
@@ -274,4 +275,25 @@ def serving_model(nodes: t.Sequence[Node], settings: t.Mapping[str, t.Any]) -> l
 def serving_parallelism(nodes: t.Sequence[Node], settings: t.Mapping[str, t.Any]) -> list[str]:
     problem = parallelism_problem(settings["tensor_parallel_size"], settings["pipeline_parallel_size"], len(nodes),
                                   settings["gpus_per_node"])
-    return [problem] if problem else []
+    if problem:
+        return [problem]
+    # vLLM's own launcher also splits the ranks evenly between the nodes (Ray places them where GPUs are free).
+    if settings.get("backend") == "mp":
+        return split_problems(settings["tensor_parallel_size"], settings["pipeline_parallel_size"], len(nodes),
+                              settings["gpus_per_node"])
+    return []
+
+
+@check("cluster")
+def cluster_mp_master(nodes: t.Sequence[Node], settings: t.Mapping[str, t.Any]) -> list[str]:
+    """F19 from the inventory: under the mp backend the ranks meet at the head's interconnect address."""
+    if settings.get("backend") != "mp" or not _true(settings.get("mp_master_check", True)):
+        return []
+    head = next((node for node in nodes if node.host == settings.get("head")), None)
+    if head is None:
+        return []
+    return master_problems(head.host, settings["mp_master_address"], head.node_ip, head.interface, settings["cidr"])
+
+
+def _true(value: t.Any) -> bool:
+    return str(value).strip().lower() in ("true", "1", "yes", "on")

@@ -23,7 +23,7 @@ TROUBLESHOOTING = "https://github.com/inferops/vllm_cluster/blob/main/docs/troub
 MESSAGES: dict[str, str] = {
     "F20_ANSWER": (
         "[F20] {host}: vLLM at {url} did not return a completion for {model} within {timeout} s ({detail}), "
-        "although Ray shows its ranks alive. A rank that hangs in a collective looks like this; so does a model "
+        "although {alive}. A rank that hangs in a collective looks like this; so does a model "
         "still loading. Fix: read `docker logs {container}` on {host}; restart vLLM's ranks together "
         "(site.yml --tags vllm -e vllm_cluster_restart=true). See {doc}#f20"
     ),
@@ -115,10 +115,12 @@ def check_answers(
     return dict(result, status="failed", detail=detail)
 
 
-def answer_message(host: str, container: str, outcome: t.Mapping[str, t.Any], timeout: int) -> str:
+def answer_message(host: str, container: str, outcome: t.Mapping[str, t.Any], timeout: int,
+                   alive: str = "Ray shows its ranks alive") -> str:
+    """F20 for a server that runs but does not answer; `alive` says what showed its ranks alive."""
     return MESSAGES["F20_ANSWER"].format(
         doc=TROUBLESHOOTING, host=host, url=outcome.get("url", "?"), model=outcome.get("model", "?"),
-        timeout=timeout, detail=outcome.get("detail", ""), container=container,
+        timeout=timeout, detail=outcome.get("detail", ""), container=container, alive=alive,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pathlib
 import re
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._mp_launcher import MESSAGES as MP_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_checks import MESSAGES as RAY_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_checks import TROUBLESHOOTING
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_token import MESSAGES as TOKEN_MESSAGES
@@ -15,12 +16,12 @@ GUIDE = (REPO / "docs" / "troubleshooting.md").read_text()
 
 
 def test_every_module_message_is_quoted_verbatim():
-    for key, template in {**RAY_MESSAGES, **SERVING_MESSAGES, **TOKEN_MESSAGES}.items():
+    for key, template in {**RAY_MESSAGES, **SERVING_MESSAGES, **TOKEN_MESSAGES, **MP_MESSAGES}.items():
         assert template.replace("{doc}", TROUBLESHOOTING) in GUIDE, f"{key} differs between code and guide"
 
 
 def test_every_failure_mode_has_its_anchor():
-    for number in [*range(1, 17), 18, 20, 21, 22, 23, 24]:
+    for number in [*range(1, 17), 18, 19, 20, 21, 22, 23, 24]:
         assert f'<a id="f{number}"></a>' in GUIDE
 
 

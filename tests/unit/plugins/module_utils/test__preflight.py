@@ -151,7 +151,9 @@ def test_parallelism_problem(tp, pp, nodes, per_node, fits):
 GUIDE = "https://example.test/troubleshooting.md"
 SETTINGS = {"guide": GUIDE, "cidr": CIDR, "ports": {**RANGE, "vllm_cluster_ray_port": 6379, "vllm_server_port": 8000},
             "min_worker_port": 10002, "max_worker_port": 19999, "mtu_mismatch": "fail", "gpus_per_node": 1,
-            "model": "tiny", "tensor_parallel_size": 2, "pipeline_parallel_size": 1}
+            "model": "tiny", "tensor_parallel_size": 2, "pipeline_parallel_size": 1,
+            "backend": "ray", "head": "spark-1", "mp_master_address": "198.18.1.12", "mp_master_check": True}
+MP = {"backend": "mp"}
 
 
 def hostvars_of(**nodes):
@@ -198,6 +200,21 @@ TWO = hostvars_of(spark_1=("198.18.1.12",), spark_2=("198.18.1.13",))
         ("TP 4 on two GPUs", TWO, {"tensor_parallel_size": 4}, "serving",
          [("[F9] cluster: vllm_server_tensor_parallel_size 4", f"See {GUIDE}#f9")]),
         ("no model", TWO, {"model": " "}, "serving", [("vllm_server_model is empty: vLLM would have nothing to serve.",)]),
+        ("mp: the two nodes split TP 2 evenly", TWO, MP, "serving", []),
+        ("mp: TP 3 on two nodes of two GPUs cannot be split evenly", TWO,
+         {**MP, "tensor_parallel_size": 3, "gpus_per_node": 2}, "serving",
+         [("[F9] cluster: vllm_server_tensor_parallel_size 3 x vllm_server_pipeline_parallel_size 1 = 3 ranks cannot "
+           "be split evenly", f"See {GUIDE}#f9")]),
+        ("ray: Ray places TP 3 on two nodes of two GPUs", TWO, {"tensor_parallel_size": 3, "gpus_per_node": 2},
+         "serving", []),
+        ("mp: the master on the head's interconnect address", TWO, MP, "cluster", []),
+        ("mp: the master on the head's management address (the seed's failure)", TWO,
+         {**MP, "mp_master_address": "198.18.0.180"}, "cluster",
+         [("[F19] spark-1: vLLM's master address 198.18.0.180 (vllm_cluster_mp_master_addr) is not the head's "
+           "interconnect address 198.18.1.12 (eth1, ", f"See {GUIDE}#f19")]),
+        ("mp: the F19 checks forced off", TWO, {**MP, "mp_master_address": "198.18.0.180", "mp_master_check": "False"},
+         "cluster", []),
+        ("ray: no master to check", TWO, {"mp_master_address": "198.18.0.180"}, "cluster", []),
         ("the serving checks are vllm_server's, not the cluster's", TWO, {"model": "", "tensor_parallel_size": 4},
          "cluster", []),
     ],

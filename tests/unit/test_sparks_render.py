@@ -16,17 +16,26 @@ MANAGEMENT = ("10.1.230.180", "10.1.230.181", "10.1.230.")
 INTERCONNECT_IFACE = "enp1s0f1np1"
 
 
-@pytest.fixture(scope="module")
-def render(tmp_path_factory) -> pathlib.Path:
-    out = tmp_path_factory.mktemp("render")
+def _rendered(out: pathlib.Path, *extra: str) -> pathlib.Path:
     env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
     result = subprocess.run(
         ["ansible-playbook", "tests/render/render.yml", "-i", "inventories/sparks",
-         "-e", f"render_dir={out}", "-e", f"fixtures_dir={REPO / 'tests' / 'fixtures' / 'sparks'}"],
+         "-e", f"render_dir={out}", "-e", f"fixtures_dir={REPO / 'tests' / 'fixtures' / 'sparks'}", *extra],
         cwd=REPO, env=env, text=True, capture_output=True, timeout=300, check=False,
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     return out
+
+
+@pytest.fixture(scope="module")
+def render(tmp_path_factory) -> pathlib.Path:
+    return _rendered(tmp_path_factory.mktemp("render"))
+
+
+@pytest.fixture(scope="module")
+def render_mp(tmp_path_factory) -> pathlib.Path:
+    """The same inventory with the Ray-free backend chosen (vLLM's own launcher)."""
+    return _rendered(tmp_path_factory.mktemp("render_mp"), "-e", "vllm_cluster_backend=mp")
 
 
 def env_file(render: pathlib.Path, host: str, name: str = "node.env") -> dict[str, str]:
@@ -220,3 +229,59 @@ def test_no_management_address_in_the_cluster_wiring(render):
         for address in MANAGEMENT:
             assert address not in text
         assert "enP7s7" not in text
+
+
+# The Ray-free backend (vllm_cluster_backend=mp): vLLM's own launcher on both Sparks, from the same inventory.
+
+@pytest.mark.parametrize(("host", "rank", "ip"), [("spark-1", 0, "192.168.200.12"), ("spark-2", 1, "192.168.200.13")])
+def test_mp_every_spark_runs_its_rank_meeting_on_the_heads_interconnect_address(render, render_mp, host, rank, ip):
+    spec = container(render_mp, host, "vllm_container.json")
+    command = spec["command"]
+
+    def arg(flag):
+        return command[command.index(flag) + 1]
+
+    # `vllm serve MODEL`: the CLI, the only entry point with the multi-node launcher flags and --headless
+    assert command[:4] == ["-m", "vllm.entrypoints.cli.main", "serve", "Qwen/Qwen3.5-122B-A10B-FP8"]
+    assert "--model" not in command
+    assert (arg("--nnodes"), arg("--node-rank")) == ("2", str(rank))
+    assert (arg("--master-addr"), arg("--master-port")) == ("192.168.200.12", "29501")
+    assert arg("--distributed-executor-backend") == "mp"
+    assert (arg("--tensor-parallel-size"), arg("--pipeline-parallel-size")) == ("2", "1")
+    assert ("--headless" in command) == (rank > 0)
+    assert command.count("--distributed-executor-backend") == 1
+    # no Ray: no head PID namespace to join, an init of its own
+    assert "pid_mode" not in spec and spec["init"] is True
+    assert spec["network_mode"] == "host" and spec["ipc_mode"] == "host" and spec["device_requests"]
+    # the pinning every rank reads, flag by flag
+    env = env_file(render_mp, host, "vllm.env")
+    assert env["VLLM_HOST_IP"] == ip
+    assert env["GLOO_SOCKET_IFNAME"] == INTERCONNECT_IFACE
+    assert env["NCCL_SOCKET_IFNAME"] == "=" + INTERCONNECT_IFACE
+    assert env["MASTER_ADDR"] == "192.168.200.12"
+    assert env["VLLM_ENGINE_READY_TIMEOUT_S"] == "3600"
+    for address in MANAGEMENT:
+        assert address not in (render_mp / host / "vllm.env").read_text()
+    # the Ray backend's launcher, unchanged (the example keeps its API key in Vault, commented out: no key file)
+    assert spec["entrypoint"][:3] == container(render, "spark-1", "vllm_container.json")["entrypoint"][:3]
+    assert spec["entrypoint"][3:] == ["vllm-server", ""]
+
+
+def test_mp_rank_zero_listens_for_clients_where_the_ray_backend_does(render, render_mp):
+    ray_command = container(render, "spark-1", "vllm_container.json")["command"]
+    mp_command = container(render_mp, "spark-1", "vllm_container.json")["command"]
+    for flag in ("--host", "--port", "--served-model-name", "--gpu-memory-utilization"):
+        assert mp_command[mp_command.index(flag) + 1] == ray_command[ray_command.index(flag) + 1]
+
+
+@pytest.mark.parametrize("host", ["spark-1", "spark-2"])
+def test_mp_the_firewall_admits_the_rendezvous_from_the_interconnect_only(render_mp, host):
+    rules = (render_mp / host / "ray-firewall.nft").read_text()
+    assert "elements = { 6379, 6380, 6381, 6382, 6383, 6384, 8265, 10001, 29501, 44217, 44227, 52365, 10002-19999 }" in rules
+    accepts = [line.strip() for line in rules.splitlines() if line.strip().endswith("accept")]
+    assert accepts == ['iif "lo" accept', "ct state established,related accept", "ip saddr 192.168.200.0/24 accept"]
+
+
+def test_the_ray_backend_runs_no_vllm_on_the_worker(render):
+    assert not (render / "spark-2" / "vllm_container.json").exists()
+    assert "29501" not in (render / "spark-1" / "ray-firewall.nft").read_text()

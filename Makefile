@@ -17,7 +17,7 @@ COLLECTION_LINK := .ansible/collections/ansible_collections/inferops/vllm_cluste
 # Add inventories/lab-3node for a third node: make lab LAB_INVENTORIES="inventories/lab inventories/lab-3node"
 LAB_INVENTORIES ?= inventories/lab
 LAB_I := $(addprefix -i ,$(LAB_INVENTORIES))
-MOLECULE_SCENARIOS ?= default incident restarts
+MOLECULE_SCENARIOS ?= default incident restarts mp
 
 .PHONY: help setup host lab-images lab lab-up lab-down test lint unit sanity molecule integration bench clean
 

@@ -21,11 +21,11 @@ MESSAGES = {
     "F19_OFF_INTERCONNECT": "[F19] {head}: vLLM's master address {address} (vllm_cluster_mp_master_addr) is not the "
                             "head's interconnect address {head_ip} ({interface}, {cidr}); ranks on other nodes would "
                             "dial it outside the interconnect and, where that network does not carry them, wait "
-                            "for the rendezvous forever, logging nothing. Fix: leave vllm_cluster_mp_master_addr "
+                            "for the rendezvous forever, with no error. Fix: leave vllm_cluster_mp_master_addr "
                             "empty (the head's interconnect address) or set it to {head_ip}.",
     "F19": "[F19] {host}: cannot open TCP to vLLM's master {address}:{port} (rank 0 on {head}) from its "
            "interconnect {interface} ({ip}) within {timeout} s; its rank would wait for the rendezvous forever, "
-           "logging nothing. Fix: check the link (`ping -I {interface} {address}`) and that firewalls admit TCP "
+           "with no error. Fix: check the link (`ping -I {interface} {address}`) and that firewalls admit TCP "
            "{port} from {cidr}; vllm_cluster_mp_master_port must be free on {head}.",
     # Measured in the lab: a headless rank killed, rank 0 kept answering /health 200 while completions failed.
     "F20_RANK": "[F20] {host}: vLLM's rank {rank} (container {name}) {found}; the {ranks} ranks serve only together, "

@@ -20,7 +20,7 @@ accepted = 0
 while accepted < expected and time.monotonic() < deadline:
     server.settimeout(max(0.1, deadline - time.monotonic()))
     try:
-        connection, _ = server.accept()
+        connection = server.accept()[0]
     except socket.timeout:
         break
     accepted += 1

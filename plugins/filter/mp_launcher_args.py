@@ -46,10 +46,6 @@ _value:
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._mp_launcher import launcher_args
 
 
-def mp_launcher_args(rank, nodes, master_address, master_port):
-    return launcher_args(rank, nodes, master_address, master_port)
-
-
 class FilterModule:
     def filters(self):
-        return {"mp_launcher_args": mp_launcher_args}
+        return {"mp_launcher_args": launcher_args}

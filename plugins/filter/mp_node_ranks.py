@@ -38,10 +38,6 @@ _value:
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._mp_launcher import node_ranks
 
 
-def mp_node_ranks(head, workers):
-    return node_ranks(head, workers or [])
-
-
 class FilterModule:
     def filters(self):
-        return {"mp_node_ranks": mp_node_ranks}
+        return {"mp_node_ranks": node_ranks}

@@ -44,10 +44,6 @@ _value:
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._mp_launcher import rank_problems
 
 
-def mp_rank_problems(containers, ranks, name):
-    return rank_problems(containers or {}, ranks or {}, name)
-
-
 class FilterModule:
     def filters(self):
-        return {"mp_rank_problems": mp_rank_problems}
+        return {"mp_rank_problems": rank_problems}

@@ -61,10 +61,6 @@ _value:
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._mp_launcher import unreachable_master
 
 
-def mp_unreachable_master(host, address, port, head, interface, ip, timeout, cidr):
-    return unreachable_master(host, address, port, head, interface, ip, timeout, cidr)
-
-
 class FilterModule:
     def filters(self):
-        return {"mp_unreachable_master": mp_unreachable_master}
+        return {"mp_unreachable_master": unreachable_master}

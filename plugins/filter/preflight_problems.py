@@ -12,9 +12,10 @@ description:
   - Runs the checks registered in the collection's preflight table (C(module_utils/_preflight.py), C(CHECKS)) of one
     scope. Scope C(node) runs each node check on every given host (its interconnect address and interface, F5 and
     F7; its ports); scope C(cluster) runs each cluster check once over all of them (addresses shared between
-    hosts, F8; MTU, F12, with C(mtu_mismatch=fail)); scope C(warning) what is only printed (MTU, F12, with
-    C(mtu_mismatch=warn)); scope C(serving), run by vllm_server's preflight, the model and tensor x pipeline
-    parallelism against the GPUs (F9).
+    hosts, F8; MTU, F12, with C(mtu_mismatch=fail); the mp backend's master address, F19); scope C(warning)
+    what is only printed (MTU, F12, with C(mtu_mismatch=warn)); scope C(serving), run by vllm_server's
+    preflight, the model and tensor x pipeline parallelism against the GPUs, and under the mp backend their even
+    split between the nodes (F9).
   - Returns one sentence per problem, each naming the host, what was found and the fix, a sentence tagged
     C([F<n>]) ending with the link to its section of the troubleshooting guide; empty when all is well.
 options:
@@ -33,8 +34,9 @@ options:
     description:
       - The settings the scope's checks read, C(guide) (the troubleshooting guide's URL) always; C(cidr), C(ports)
         (variable name to port), C(min_worker_port), C(max_worker_port), C(mtu_mismatch) for C(node), C(cluster)
-        and C(warning); C(model), C(tensor_parallel_size), C(pipeline_parallel_size), C(gpus_per_node) for
-        C(serving).
+        and C(warning); C(backend), C(head), C(mp_master_address), C(mp_master_check) for C(cluster) (F19 under
+        the mp backend); C(model), C(tensor_parallel_size), C(pipeline_parallel_size), C(gpus_per_node),
+        C(backend) for C(serving).
     type: dict
     required: true
   scope:

@@ -10,6 +10,7 @@ Private to the collection.
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 import typing as t
@@ -113,6 +114,21 @@ def check_answers(
         return dict(result, status="ok", detail="answered")
     detail = f"/v1/completions answered {status or 'nothing'}: {text[:200]}" if status != 200 else "no tokens came back"
     return dict(result, status="failed", detail=detail)
+
+
+def read_key(path: str) -> str:
+    """The API key from its root-only file; '' when no file is named or it is absent (no key wanted)."""
+    if not path or not os.path.exists(path):
+        return ""
+    with open(path, encoding="utf-8") as handle:
+        return handle.read().strip()
+
+
+def check_container_answers(args: t.Sequence[str], key_file: str, timeout: float, **waits: t.Any) -> dict[str, t.Any]:
+    """check_answers for the server a container runs: its endpoint and model from the container's command line
+    (`docker inspect`'s Args), its key from key_file."""
+    url, model = endpoint_from_args(args)
+    return check_answers(url, model, read_key(key_file), timeout, **waits)
 
 
 def answer_message(host: str, container: str, outcome: t.Mapping[str, t.Any], timeout: int,

@@ -240,7 +240,6 @@ waited:
   sample: 0.4
 """
 
-import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
@@ -267,8 +266,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_probe i
 )
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._vllm_serving import (
     answer_message,
-    check_answers,
-    endpoint_from_args,
+    check_container_answers,
 )
 
 PROBE_ERRORS = (ProbeError, DockerError)
@@ -424,15 +422,10 @@ def check_vllm(module, p, client, probe, nodes):
         vllm.update(ranks=ranks, rank_table=rank_table(ranks, nodes))
     if violations:
         return dict(vllm, status="failed"), violations
-    url, model = endpoint_from_args(server.get("Args") or [])
-    key = ""
-    if p["vllm_api_key_file"] and os.path.exists(p["vllm_api_key_file"]):
-        with open(p["vllm_api_key_file"], encoding="utf-8") as handle:
-            key = handle.read().strip()
-    outcome = check_answers(url, model, key, max(1.0, deadline - time.monotonic()))
+    outcome = check_container_answers(server.get("Args") or [], p["vllm_api_key_file"], max(1.0, deadline - time.monotonic()))
     vllm.update(outcome)
     if outcome["status"] != "ok":
-        return vllm, [Violation("F20", head, url, answer_message(head, name, outcome, p["vllm_timeout"]))]
+        return vllm, [Violation("F20", head, outcome["url"], answer_message(head, name, outcome, p["vllm_timeout"]))]
     return vllm, []
 
 

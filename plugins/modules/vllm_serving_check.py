@@ -72,8 +72,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import DockerCli, DockerError, status
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._vllm_serving import (
     answer_message,
-    check_answers,
-    endpoint_from_args,
+    check_container_answers,
 )
 
 
@@ -98,12 +97,7 @@ def main() -> None:
     if status(server) != "running":
         module.fail_json(msg=f"{p['container']} is {status(server)}: no vLLM server to ask.",
                          vllm={"status": "not running"})
-    url, model = endpoint_from_args(server.get("Args") or [])
-    key = ""
-    if p["api_key_file"] and os.path.exists(p["api_key_file"]):
-        with open(p["api_key_file"], encoding="utf-8") as handle:
-            key = handle.read().strip()
-    outcome = check_answers(url, model, key, max(1, p["timeout"]))
+    outcome = check_container_answers(server.get("Args") or [], p["api_key_file"], max(1, p["timeout"]))
     if outcome["status"] != "ok":
         host = p["host"] or os.uname().nodename
         module.fail_json(msg=answer_message(host, p["container"], outcome, p["timeout"], p["alive"]), vllm=outcome)

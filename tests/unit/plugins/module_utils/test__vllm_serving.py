@@ -9,6 +9,7 @@ import pytest
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._vllm_serving import (
     answer_message,
     check_answers,
+    check_container_answers,
     endpoint_from_args,
     startup_errors,
     startup_hint,
@@ -76,6 +77,24 @@ def test_check_answers(case, health, completion, status, detail):
     assert detail in outcome["detail"], case
     assert all(key == "k" for _path, key in server.calls)
     assert server.now <= 30 + 12, "one deadline for the whole check"
+
+
+@pytest.mark.parametrize("key_file_content, key", [("k-123\n", "k-123"), (None, "")])
+def test_a_containers_server_is_asked_at_its_own_endpoint_with_the_key_from_its_file(tmp_path, key_file_content, key):
+    key_file = tmp_path / "vllm_api_key"
+    if key_file_content is not None:
+        key_file.write_text(key_file_content)
+    server = Server([(200, "")], (200, {"usage": {"completion_tokens": 2}}))
+    seen = []
+
+    def call(url, body, given, timeout):
+        seen.append((url, (body or {}).get("model"), given))
+        return server.call(url, body, given, timeout)
+
+    args = LAUNCHER + ["--model", "/models/tiny-llama", "--served-model-name", "tiny", "--host", "0.0.0.0", "--port", "8001"]
+    outcome = check_container_answers(args, str(key_file), 30, call=call, clock=server.clock, sleep=server.sleep)
+    assert outcome["status"] == "ok"
+    assert seen == [("http://127.0.0.1:8001/health", None, key), ("http://127.0.0.1:8001/v1/completions", "tiny", key)]
 
 
 def test_failure_message_names_host_url_model_bound_and_fix():

@@ -1,0 +1,101 @@
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Weights staged once (F17): the model's snapshot in the head's hub cache is the truth; every other node gets
+the same files, copied from the head over the interconnect, and proven by each file's name, size and sha256.
+vLLM then starts with HF_HUB_OFFLINE=1 everywhere, so no rank downloads inside its load window.
+
+The decisions: where a hub id lives in the cache, which files a node lacks or holds wrong, whether it has the
+space for them, whether every node holds the head's revision. Pure functions, table-tested; the reading and
+copying happen in the modules that call them. Private to the collection."""
+
+from __future__ import annotations
+
+import re
+import typing as t
+
+MESSAGES = {
+    "F17_SPACE": "[F17] {host}: {needed} to copy into {path}, but its filesystem has {free} free; the copy would "
+                 "fill the disk halfway. Fix: free space there (old snapshots under {path}/hub), or point "
+                 "vllm_cluster_hf_cache_dir at a larger filesystem.",
+    "F17_REVISION": "[F17] {host}: holds revision {found} of {model}, the head {head} holds {expected}; its rank would "
+                    "load other weights than rank 0. Fix: run site.yml (the staging step copies the head's revision), "
+                    "or remove {host}'s snapshot.",
+    "F17_VERIFY": "[F17] {host}: after the copy {count} file(s) of {model} still differ from the head's ({files}); "
+                  "a disk or the link corrupts data. Fix: check `dmesg` and the filesystem on {host}, then run "
+                  "site.yml again (only the differing files are copied).",
+    "F17_NOT_A_HUB_ID": "vllm_server_model={model!r} is not a hub id (ORG/NAME): only a hub id is staged. Fix: name "
+                        "the model by its hub id, or set model_stage_enabled=false and mount the path yourself.",
+}
+
+# huggingface_hub's own rule for repo ids (utils/_validators.py): letters, digits, -_. and one '/'.
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+
+
+def is_hub_id(model: str) -> bool:
+    """A model named by its hub id (ORG/NAME), not a path inside the container."""
+    text = str(model or "")
+    return bool(_HUB_ID.match(text)) and ".." not in text and not text.endswith((".", "-"))
+
+
+def repo_folder(model: str) -> str:
+    """The hub cache's folder of a model: models--ORG--NAME (huggingface_hub's repo_folder_name)."""
+    return "models--" + str(model).replace("/", "--")
+
+
+def snapshot_path(cache_root: str, model: str, revision: str) -> str:
+    """Where the files of one revision live under HF_HOME (the hub cache is HF_HOME/hub)."""
+    return f"{str(cache_root).rstrip('/')}/hub/{repo_folder(model)}/snapshots/{revision}"
+
+
+def _size(entry: t.Mapping[str, t.Any]) -> int:
+    return int(entry.get("size") or 0)
+
+
+def transfer_plan(source: t.Mapping[str, t.Mapping[str, t.Any]],
+                  target: t.Mapping[str, t.Mapping[str, t.Any]]) -> dict[str, t.Any]:
+    """What one node must receive: every file of the head's manifest (relative path -> {size, sha256}) it lacks
+    or holds with another size or hash. `extra` lists files the head does not have (left alone: a node may hold
+    other revisions' files only under other snapshot folders, so an extra file here is reported, not removed)."""
+    copy = sorted(path for path, entry in source.items()
+                  if path not in target or _size(target[path]) != _size(entry)
+                  or str(target[path].get("sha256")) != str(entry.get("sha256")))
+    return {
+        "copy": copy,
+        "bytes": sum(_size(source[path]) for path in copy),
+        "total": sum(_size(entry) for entry in source.values()),
+        "same": len(source) - len(copy),
+        "extra": sorted(set(target) - set(source)),
+    }
+
+
+def human(count: t.Any) -> str:
+    """Bytes as people read them (decimal units, as `df -H` and the hub's pages show sizes)."""
+    value = float(count)
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if abs(value) < 1000 or unit == "TB":
+            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{value:.1f} TB"
+
+
+def space_problem(host: str, needed: t.Any, free: t.Any, path: str) -> str:
+    """F17: a node without room for the files it must receive; '' when they fit."""
+    if int(needed) <= int(free):
+        return ""
+    return MESSAGES["F17_SPACE"].format(host=host, needed=human(needed), free=human(free), path=path)
+
+
+def revision_problems(model: str, head: str, expected: str, found: t.Mapping[str, str]) -> list[str]:
+    """F17: every node's ref (refs/main of the model's cache folder) must name the head's revision."""
+    return [MESSAGES["F17_REVISION"].format(host=host, found=revision or "none", model=model, head=head,
+                                            expected=expected)
+            for host, revision in sorted(found.items()) if host != head and revision != expected]
+
+
+def verify_problem(host: str, model: str, differing: t.Sequence[str]) -> str:
+    """F17: files that still differ after a copy (shown up to five)."""
+    if not differing:
+        return ""
+    shown = ", ".join(list(differing)[:5]) + (", ..." if len(differing) > 5 else "")
+    return MESSAGES["F17_VERIFY"].format(host=host, count=len(differing), model=model, files=shown)

@@ -1,0 +1,101 @@
+"""Weights staged once (F17): the cache layout, what a node must receive, space, revision, verification."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights import (
+    human,
+    is_hub_id,
+    repo_folder,
+    revision_problems,
+    snapshot_path,
+    space_problem,
+    transfer_plan,
+    verify_problem,
+)
+
+
+@pytest.mark.parametrize(
+    "model, hub",
+    [
+        ("Qwen/Qwen3.5-122B-A10B-FP8", True),
+        ("inferops-lab/tiny-llama", True),
+        ("/models/tiny-llama", False),
+        ("./tiny-llama", False),
+        ("tiny-llama", False),
+        ("org/name/extra", False),
+        ("org/../etc", False),
+        ("", False),
+    ],
+)
+def test_is_hub_id(model, hub):
+    assert is_hub_id(model) is hub
+
+
+def test_the_hub_cache_layout_vllm_reads_under_hf_home():
+    assert repo_folder("Qwen/Qwen3.5-122B-A10B-FP8") == "models--Qwen--Qwen3.5-122B-A10B-FP8"
+    assert snapshot_path("/var/lib/inferops-vllm-cluster/huggingface/", "inferops-lab/tiny-llama", "abc123") == (
+        "/var/lib/inferops-vllm-cluster/huggingface/hub/models--inferops-lab--tiny-llama/snapshots/abc123")
+
+
+HEAD = {
+    "config.json": {"size": 700, "sha256": "c1"},
+    "model-00001-of-00002.safetensors": {"size": 5_000_000_000, "sha256": "a1"},
+    "model-00002-of-00002.safetensors": {"size": 3_000_000_000, "sha256": "a2"},
+}
+
+
+@pytest.mark.parametrize(
+    "case, target, copy, extra",
+    [
+        ("a node with nothing", {}, sorted(HEAD), []),
+        ("a node holding it all: nothing to copy", dict(HEAD), [], []),
+        ("one shard truncated", {**HEAD, "model-00002-of-00002.safetensors": {"size": 1_000, "sha256": "zz"}},
+         ["model-00002-of-00002.safetensors"], []),
+        ("one shard corrupted, same size", {**HEAD, "model-00001-of-00002.safetensors": {"size": 5_000_000_000,
+                                                                                          "sha256": "bad"}},
+         ["model-00001-of-00002.safetensors"], []),
+        ("a file the head does not have", {**HEAD, "stale.bin": {"size": 1, "sha256": "x"}}, [], ["stale.bin"]),
+    ],
+)
+def test_transfer_plan(case, target, copy, extra):
+    plan = transfer_plan(HEAD, target)
+    assert plan["copy"] == copy, case
+    assert plan["extra"] == extra, case
+    assert plan["bytes"] == sum(HEAD[path]["size"] for path in copy), case
+    assert plan["total"] == 8_000_000_700
+    assert plan["same"] == len(HEAD) - len(copy)
+
+
+@pytest.mark.parametrize(
+    "needed, free, expected",
+    [
+        (8_000_000_700, 500_000_000_000, ""),
+        (0, 0, ""),
+        (8_000_000_700, 3_000_000_000, "[F17] spark-2: 8.0 GB to copy into /var/lib/hf, but its filesystem has 3.0 GB "
+                                       "free"),
+    ],
+)
+def test_space_problem(needed, free, expected):
+    problem = space_problem("spark-2", needed, free, "/var/lib/hf")
+    assert problem.startswith(expected) if expected else problem == ""
+
+
+def test_human():
+    assert [human(n) for n in (0, 999, 1_000, 125_300_000_000, 2_000_000_000_000)] == [
+        "0 B", "999 B", "1.0 kB", "125.3 GB", "2.0 TB"]
+
+
+def test_revision_problems_name_the_node_with_an_older_snapshot():
+    problems = revision_problems("Qwen/Q", "spark-1", "new", {"spark-1": "new", "spark-2": "old", "spark-3": ""})
+    assert problems[0].startswith("[F17] spark-2: holds revision old of Qwen/Q, the head spark-1 holds new")
+    assert problems[1].startswith("[F17] spark-3: holds revision none of Qwen/Q")
+    assert revision_problems("Qwen/Q", "spark-1", "new", {"spark-1": "new", "spark-2": "new"}) == []
+
+
+def test_verify_problem():
+    assert verify_problem("spark-2", "m", []) == ""
+    problem = verify_problem("spark-2", "m", [f"f{i}" for i in range(7)])
+    assert problem.startswith("[F17] spark-2: after the copy 7 file(s) of m still differ from the head's "
+                              "(f0, f1, f2, f3, f4, ...)")

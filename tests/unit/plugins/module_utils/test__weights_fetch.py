@@ -1,0 +1,88 @@
+"""The copy from the head's HTTP server, against a real http.server on loopback: whole files, a resumed
+partial file, a file that does not verify."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import json
+import threading
+
+import pytest
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_fetch import FetchError, fetch_files
+
+
+class RangeHandler(http.server.SimpleHTTPRequestHandler):
+    """http.server has no Range support; the head's server does (byte ranges from an offset)."""
+
+    def log_message(self, *args):
+        pass
+
+    def send_head(self):
+        wanted = self.headers.get("Range", "")
+        if not wanted.startswith("bytes="):
+            return super().send_head()
+        path = self.translate_path(self.path)
+        start = int(wanted[6:].split("-")[0])
+        handle = open(path, "rb")  # noqa: SIM115 (closed by copyfile's caller)
+        size = handle.seek(0, 2)
+        handle.seek(start)
+        self.send_response(206)
+        self.send_header("Content-Length", str(size - start))
+        self.send_header("Content-Range", f"bytes {start}-{size - 1}/{size}")
+        self.end_headers()
+        return handle
+
+
+@pytest.fixture()
+def head(tmp_path):
+    source = tmp_path / "head"
+    (source / "sub").mkdir(parents=True)
+    contents = {"config.json": b"{}", "sub/model.safetensors": bytes(range(256)) * 4000}
+    for name, content in contents.items():
+        (source / name).write_bytes(content)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(RangeHandler, directory=str(source)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    manifest = {name: {"size": len(c), "sha256": hashlib.sha256(c).hexdigest()} for name, c in contents.items()}
+    yield f"http://127.0.0.1:{server.server_address[1]}", manifest, contents
+    server.shutdown()
+
+
+def test_every_file_copied_and_verified_with_progress(head, tmp_path):
+    url, manifest, contents = head
+    progress = tmp_path / "progress.json"
+    result = fetch_files(url, manifest, str(tmp_path / "node"), progress_file=str(progress))
+    assert result["copied"] == sorted(manifest)
+    assert result["bytes"] == sum(len(c) for c in contents.values())
+    for name, content in contents.items():
+        assert (tmp_path / "node" / name).read_bytes() == content
+        assert not (tmp_path / "node" / (name + ".part")).exists()
+    state = json.loads(progress.read_text())
+    assert (state["done"], state["files"], state["bytes"], state["total"]) == (2, 2, result["bytes"], result["bytes"])
+
+
+def test_an_interrupted_copy_resumes_where_it_stopped(head, tmp_path):
+    url, manifest, contents = head
+    name = "sub/model.safetensors"
+    (tmp_path / "node" / "sub").mkdir(parents=True)
+    (tmp_path / "node" / (name + ".part")).write_bytes(contents[name][:1000])
+    result = fetch_files(url, {name: manifest[name]}, str(tmp_path / "node"))
+    assert result["bytes"] == len(contents[name]) - 1000
+    assert (tmp_path / "node" / name).read_bytes() == contents[name]
+
+
+def test_a_file_that_does_not_verify_is_removed_and_named(head, tmp_path):
+    url, manifest, _ = head
+    wrong = {"config.json": {"size": 2, "sha256": "0" * 64}}
+    with pytest.raises(FetchError, match=r"config.json: 2 bytes, sha256 .* but the head's has 2 bytes, sha256 000000000000"):
+        fetch_files(url, wrong, str(tmp_path / "node"))
+    assert not (tmp_path / "node" / "config.json").exists()
+    assert not (tmp_path / "node" / "config.json.part").exists()
+
+
+def test_an_unreachable_head_is_named_with_what_was_copied(tmp_path):
+    with pytest.raises(FetchError, match=r"config.json: .* \(after 0 of 2 bytes; a re-run resumes\)"):
+        fetch_files("http://127.0.0.1:9", {"config.json": {"size": 2, "sha256": "x"}}, str(tmp_path / "node"), timeout=2)

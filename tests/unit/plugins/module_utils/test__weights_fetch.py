@@ -1,54 +1,41 @@
-"""The copy from the head's HTTP server, against a real http.server on loopback: whole files, a resumed
+"""The copy from the head's staging server, run for real on loopback: whole files, a resumed
 partial file, a file that does not verify."""
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import http.server
 import json
-import threading
+import pathlib
+import socket
+import subprocess
+import sys
 
 import pytest
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_fetch import FetchError, fetch_files
 
 
-class RangeHandler(http.server.SimpleHTTPRequestHandler):
-    """http.server has no Range support; the head's server does (byte ranges from an offset)."""
-
-    def log_message(self, *args):
-        pass
-
-    def send_head(self):
-        wanted = self.headers.get("Range", "")
-        if not wanted.startswith("bytes="):
-            return super().send_head()
-        path = self.translate_path(self.path)
-        start = int(wanted[6:].split("-")[0])
-        handle = open(path, "rb")  # noqa: SIM115 (closed by copyfile's caller)
-        size = handle.seek(0, 2)
-        handle.seek(start)
-        self.send_response(206)
-        self.send_header("Content-Length", str(size - start))
-        self.send_header("Content-Range", f"bytes {start}-{size - 1}/{size}")
-        self.end_headers()
-        return handle
+SERVER = pathlib.Path(__file__).resolve().parents[4] / "roles" / "model_stage" / "files" / "weights_server.py"
 
 
 @pytest.fixture()
 def head(tmp_path):
+    """The head's own staging server (roles/model_stage/files/weights_server.py) on loopback."""
     source = tmp_path / "head"
     (source / "sub").mkdir(parents=True)
     contents = {"config.json": b"{}", "sub/model.safetensors": bytes(range(256)) * 4000}
     for name, content in contents.items():
         (source / name).write_bytes(content)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(RangeHandler, directory=str(source)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, str(SERVER), "127.0.0.1", str(port), str(source), "30"],
+                              stdout=subprocess.PIPE, text=True)
+    assert server.stdout.readline().startswith("serving")
     manifest = {name: {"size": len(c), "sha256": hashlib.sha256(c).hexdigest()} for name, c in contents.items()}
-    yield f"http://127.0.0.1:{server.server_address[1]}", manifest, contents
-    server.shutdown()
+    yield f"http://127.0.0.1:{port}", manifest, contents
+    server.kill()
+    server.wait()
 
 
 def test_every_file_copied_and_verified_with_progress(head, tmp_path):

@@ -1,0 +1,51 @@
+"""The head's staging server, run as the role runs it (python3 file, address, port, folder, idle seconds):
+a node's copy through it, resumed, and the server gone once idle."""
+
+from __future__ import annotations
+
+import hashlib
+import pathlib
+import socket
+import subprocess
+import sys
+import time
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_fetch import fetch_files
+
+SERVER = pathlib.Path(__file__).resolve().parents[2] / "roles" / "model_stage" / "files" / "weights_server.py"
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_node_copies_through_it_and_it_exits_when_idle(tmp_path):
+    snapshot = tmp_path / "snapshot"
+    snapshot.mkdir()
+    content = b"weights" * 50000
+    (snapshot / "model.safetensors").write_bytes(content)
+    port = free_port()
+    server = subprocess.Popen([sys.executable, str(SERVER), "127.0.0.1", str(port), str(snapshot), "2"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout.readline().startswith(f"serving {snapshot} on 127.0.0.1:{port}")
+        node = tmp_path / "node"
+        node.mkdir()
+        (node / "model.safetensors.part").write_bytes(content[:1234])
+        manifest = {"model.safetensors": {"size": len(content), "sha256": hashlib.sha256(content).hexdigest()}}
+        result = fetch_files(f"http://127.0.0.1:{port}", manifest, str(node))
+        assert result["bytes"] == len(content) - 1234
+        assert (node / "model.safetensors").read_bytes() == content
+        started = time.monotonic()
+        assert server.wait(timeout=15) == 0
+        assert time.monotonic() - started < 15
+    finally:
+        server.kill()
+
+
+def test_it_refuses_an_address_it_cannot_bind(tmp_path):
+    result = subprocess.run([sys.executable, str(SERVER), "192.0.2.1", str(free_port()), str(tmp_path), "1"],
+                            capture_output=True, text=True, timeout=30, check=False)
+    assert result.returncode == 1 and "could not listen on 192.0.2.1" in result.stderr

@@ -24,6 +24,11 @@ MESSAGES = {
     "F17_VERIFY": "[F17] {host}: after the copy {count} file(s) of {model} still differ from the head's ({files}); "
                   "a disk or the link corrupts data. Fix: check `dmesg` and the filesystem on {host}, then run "
                   "site.yml again (only the differing files are copied).",
+    "F17_NO_SNAPSHOT": "[F17] {host}: no snapshot of {model} (ref {ref}) at {path}: nothing to stage from. Fix: let "
+                       "the head download it (model_stage_download=true), point model_stage_source at a copy, or "
+                       "point vllm_cluster_hf_cache_dir at an HF_HOME that holds it.",
+    "F17_NO_SOURCE": "[F17] {host}: model_stage_source={source} holds no snapshot of {model} (ref {ref}): it should "
+                     "be an HF_HOME, its hub folder or the folder models--ORG--NAME. Fix: point it at one that does.",
     "F17_NOT_A_HUB_ID": "vllm_server_model={model!r} is not a hub id (ORG/NAME): only a hub id is staged. Fix: name "
                         "the model by its hub id, or set model_stage_enabled=false and mount the path yourself.",
 }
@@ -61,7 +66,7 @@ def transfer_plan(source: t.Mapping[str, t.Mapping[str, t.Any]],
                   if path not in target or _size(target[path]) != _size(entry)
                   or str(target[path].get("sha256")) != str(entry.get("sha256")))
     return {
-        "copy": copy,
+        "to_copy": copy,
         "bytes": sum(_size(source[path]) for path in copy),
         "total": sum(_size(entry) for entry in source.values()),
         "same": len(source) - len(copy),
@@ -99,3 +104,30 @@ def verify_problem(host: str, model: str, differing: t.Sequence[str]) -> str:
         return ""
     shown = ", ".join(list(differing)[:5]) + (", ..." if len(differing) > 5 else "")
     return MESSAGES["F17_VERIFY"].format(host=host, count=len(differing), model=model, files=shown)
+
+
+def report(fetch: t.Mapping[str, t.Any], host: str, snapshot: t.Mapping[str, t.Any], url: str = "") -> str:
+    """One line on a worker's staging: before the copy (its plan) or, given the server's url, after it."""
+    model, commit = snapshot.get("model", ""), str(snapshot.get("commit", ""))
+    count = len(snapshot.get("files") or {})
+    if url:
+        seconds = float(fetch.get("seconds") or 0)
+        rate = f", {human(int(fetch.get('transferred', 0) / seconds))}/s" if seconds > 0 else ""
+        return (f"{host}: copied {len(fetch.get('copied') or [])} of {count} files of {model} {commit[:12]} "
+                f"({human(fetch.get('transferred', 0))} in {seconds:.1f} s{rate}) from {url}, each verified by "
+                f"sha256; {fetch.get('same', 0)} already matched")
+    found = str(fetch.get("found") or "")
+    held = "" if found == commit else f"; its ref names {found[:12] or 'no revision'}, staging points it at {commit[:12]}"
+    if not fetch.get("to_copy"):
+        return f"{host}: holds all {count} files of {model} {commit[:12]} ({human(fetch.get('total', 0))}): nothing to copy{held}"
+    return (f"{host}: lacks {len(fetch['to_copy'])} of {count} files of {model} {commit[:12]} "
+            f"({human(fetch.get('bytes', 0))} to copy, {human(fetch.get('free', 0))} free){held}")
+
+
+def final_problems(fetch: t.Mapping[str, t.Any], host: str, snapshot: t.Mapping[str, t.Any], head: str) -> list[str]:
+    """F17 after staging, from a worker's last plan: files still differing from the head's manifest, and a ref
+    naming another revision than the head's (that node's rank would load other weights than rank 0)."""
+    model, commit = str(snapshot.get("model", "")), str(snapshot.get("commit", ""))
+    problems = revision_problems(model, head, commit, {host: str(fetch.get("found") or "")})
+    differing = verify_problem(host, model, list(fetch.get("to_copy") or []))
+    return problems + ([differing] if differing else [])

@@ -8,13 +8,14 @@ Private to the collection."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 import typing as t
 import urllib.parse
 import urllib.request
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_manifest import sha256_of
 
 CHUNK = 8 * 1024 * 1024
 
@@ -26,18 +27,11 @@ class FetchError(Exception):
 def _write_progress(progress_file: str, state: t.Mapping[str, t.Any]) -> None:
     if not progress_file:
         return
+    os.makedirs(os.path.dirname(progress_file) or ".", exist_ok=True)
     tmp = progress_file + ".tmp"
     with open(tmp, "w", encoding="utf-8") as handle:
         json.dump(dict(state), handle)
     os.replace(tmp, progress_file)
-
-
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def fetch_one(base_url: str, relative: str, entry: t.Mapping[str, t.Any], dest: str, timeout: float,
@@ -67,7 +61,7 @@ def fetch_one(base_url: str, relative: str, entry: t.Mapping[str, t.Any], dest: 
                         on_bytes(len(block))
         except OSError as exc:
             raise FetchError(f"{relative}: {exc} (after {have + transferred} of {size} bytes; a re-run resumes)") from exc
-    digest, got = _sha256(part), os.path.getsize(part)
+    digest, got = sha256_of(part), os.path.getsize(part)
     if got != size or digest != entry["sha256"]:
         os.remove(part)
         raise FetchError(f"{relative}: {got} bytes, sha256 {digest[:12]}, but the head's has {size} bytes, sha256 "
@@ -80,7 +74,8 @@ def fetch_files(base_url: str, files: t.Mapping[str, t.Mapping[str, t.Any]], des
                 progress_file: str = "", clock: t.Callable[[], float] = time.monotonic) -> dict[str, t.Any]:
     """Copies every file of `files` (relative path -> {size, sha256}) into dest; returns what it did."""
     total = sum(int(entry["size"]) for entry in files.values())
-    state = {"files": len(files), "done": 0, "bytes": 0, "total": total, "started": clock(), "current": ""}
+    state = {"files": len(files), "done": 0, "bytes": 0, "total": total, "started": clock(), "current": "",
+             "wall": time.time()}
 
     def on_bytes(count: int) -> None:
         state["bytes"] += count
@@ -90,9 +85,12 @@ def fetch_files(base_url: str, files: t.Mapping[str, t.Mapping[str, t.Any]], des
     for relative in sorted(files):
         state["current"] = relative
         _write_progress(progress_file, state)
-        fetch_one(base_url, relative, files[relative], dest, timeout, on_bytes)
+        try:
+            fetch_one(base_url, relative, files[relative], dest, timeout, on_bytes)
+        except FetchError as exc:
+            _write_progress(progress_file, {**state, "error": str(exc), "finished": True})
+            raise
         state["done"] += 1
-    state["current"] = ""
-    state["seconds"] = round(clock() - state["started"], 2)
+    state.update(current="", seconds=round(clock() - state["started"], 2), finished=True)
     _write_progress(progress_file, state)
     return {"copied": sorted(files), "bytes": state["bytes"], "seconds": state["seconds"]}

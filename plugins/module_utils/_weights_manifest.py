@@ -33,6 +33,13 @@ def _load(cache_file: str) -> dict[str, t.Any]:
         return {}
 
 
+def _save(cache_file: str, cache: t.Mapping[str, t.Any]) -> None:
+    os.makedirs(os.path.dirname(cache_file) or ".", exist_ok=True)
+    with open(cache_file + ".tmp", "w", encoding="utf-8") as handle:
+        json.dump(dict(cache), handle)
+    os.replace(cache_file + ".tmp", cache_file)
+
+
 def read_manifest(root: str, cache_file: str = "", hash_file: t.Callable[[str], str] = sha256_of) -> dict[str, t.Any]:
     """{relative path: {size, sha256}} of every regular file under root (symlinks followed); {} when root does
     not exist. Hashes are reused from cache_file while a file's size and mtime are unchanged; the cache is
@@ -59,9 +66,16 @@ def read_manifest(root: str, cache_file: str = "", hash_file: t.Callable[[str], 
                 hashed += 1
             files[relative] = {"size": stat.st_size, "sha256": digest, "key": key}
     if cache_file:
-        tmp = cache_file + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump({path: {"key": entry["key"], "sha256": entry["sha256"]} for path, entry in files.items()}, handle)
-        os.replace(tmp, cache_file)
+        _save(cache_file, {path: {"key": entry["key"], "sha256": entry["sha256"]} for path, entry in files.items()})
     return {"files": {path: {"size": entry["size"], "sha256": entry["sha256"]} for path, entry in files.items()},
             "hashed": hashed}
+
+
+def remember(root: str, cache_file: str, digests: t.Mapping[str, str]) -> None:
+    """Records the sha256 of files just written and verified (a worker's copies), keyed by their size and
+    mtime now, so the manifest read after the copy does not hash them a second time."""
+    cache = _load(cache_file)
+    for relative, digest in digests.items():
+        stat = os.stat(os.path.join(root, relative))
+        cache[relative] = {"key": f"{stat.st_size}:{stat.st_mtime_ns}", "sha256": digest}
+    _save(cache_file, cache)

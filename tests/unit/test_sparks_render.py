@@ -74,7 +74,7 @@ def test_every_ray_port_is_pinned_and_closed_to_all_but_the_interconnect(render,
     env = env_file(render, host)
     assert (env["AUTOSCALER_METRIC_PORT"], env["DASHBOARD_METRIC_PORT"]) == ("44217", "44227")
     rules = (render / host / "ray-firewall.nft").read_text()
-    assert "elements = { 6379, 6380, 6381, 6382, 6383, 6384, 8265, 10001, 44217, 44227, 52365, 10002-19999 }" in rules
+    assert "elements = { 6379, 6380, 6381, 6382, 6383, 6384, 8265, 10001, 29510, 44217, 44227, 52365, 10002-19999 }" in rules
     accepts = [line.strip() for line in rules.splitlines() if line.strip().endswith("accept")]
     assert accepts == ['iif "lo" accept', "ct state established,related accept", "ip saddr 192.168.200.0/24 accept"]
     assert "tcp dport @ray_ports counter reject with tcp reset" in rules
@@ -277,7 +277,7 @@ def test_mp_rank_zero_listens_for_clients_where_the_ray_backend_does(render, ren
 @pytest.mark.parametrize("host", ["spark-1", "spark-2"])
 def test_mp_the_firewall_admits_the_rendezvous_from_the_interconnect_only(render_mp, host):
     rules = (render_mp / host / "ray-firewall.nft").read_text()
-    assert "elements = { 6379, 6380, 6381, 6382, 6383, 6384, 8265, 10001, 29501, 44217, 44227, 52365, 10002-19999 }" in rules
+    assert "elements = { 6379, 6380, 6381, 6382, 6383, 6384, 8265, 10001, 29501, 29510, 44217, 44227, 52365, 10002-19999 }" in rules
     accepts = [line.strip() for line in rules.splitlines() if line.strip().endswith("accept")]
     assert accepts == ['iif "lo" accept', "ct state established,related accept", "ip saddr 192.168.200.0/24 accept"]
 

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_fetch import fetch_files
 
@@ -49,3 +50,35 @@ def test_it_refuses_an_address_it_cannot_bind(tmp_path):
     result = subprocess.run([sys.executable, str(SERVER), "192.0.2.1", str(free_port()), str(tmp_path), "1"],
                             capture_output=True, text=True, timeout=30, check=False)
     assert result.returncode == 1 and "could not listen on 192.0.2.1" in result.stderr
+
+
+def test_a_slow_transfer_keeps_it_up_past_the_idle_time(tmp_path):
+    snapshot = tmp_path / "snapshot"
+    snapshot.mkdir()
+    content = bytes(range(256)) * (64 * 1024)  # 16 MiB: more than the socket buffers hold
+    (snapshot / "big.safetensors").write_bytes(content)
+    port = free_port()
+    server = subprocess.Popen([sys.executable, str(SERVER), "127.0.0.1", str(port), str(snapshot), "1", "30"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        server.stdout.readline()
+        received = bytearray()
+        started = time.monotonic()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/big.safetensors", timeout=10) as response:
+            for block in iter(lambda: response.read(1024 * 1024), b""):
+                received += block
+                time.sleep(0.25)
+        assert time.monotonic() - started > 3  # three idle periods passed while it streamed
+        assert bytes(received) == content
+        assert server.wait(timeout=10) == 0
+    finally:
+        server.kill()
+
+
+def test_it_exits_when_no_node_ever_asks(tmp_path):
+    server = subprocess.Popen([sys.executable, str(SERVER), "127.0.0.1", str(free_port()), str(tmp_path), "30", "1"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.wait(timeout=10) == 0
+    finally:
+        server.kill()

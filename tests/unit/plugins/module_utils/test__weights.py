@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights import (
+    final_problems,
     human,
     is_hub_id,
+    report,
     repo_folder,
     revision_problems,
     snapshot_path,
@@ -61,7 +63,7 @@ HEAD = {
 )
 def test_transfer_plan(case, target, copy, extra):
     plan = transfer_plan(HEAD, target)
-    assert plan["copy"] == copy, case
+    assert plan["to_copy"] == copy, case
     assert plan["extra"] == extra, case
     assert plan["bytes"] == sum(HEAD[path]["size"] for path in copy), case
     assert plan["total"] == 8_000_000_700
@@ -99,3 +101,45 @@ def test_verify_problem():
     problem = verify_problem("spark-2", "m", [f"f{i}" for i in range(7)])
     assert problem.startswith("[F17] spark-2: after the copy 7 file(s) of m still differ from the head's "
                               "(f0, f1, f2, f3, f4, ...)")
+
+
+SNAPSHOT = {"model": "org/tiny", "commit": "c1899de289a04d12100db370d81485cdf75e47ca",
+            "files": {"a": {}, "b": {}, "c": {}}}
+
+
+@pytest.mark.parametrize(
+    "fetch, url, expected",
+    [
+        ({"to_copy": [], "total": 2_400_000, "found": SNAPSHOT["commit"]}, "",
+         "spark-2: holds all 3 files of org/tiny c1899de289a0 (2.4 MB): nothing to copy"),
+        ({"to_copy": [], "total": 2_400_000, "found": ""}, "",
+         "spark-2: holds all 3 files of org/tiny c1899de289a0 (2.4 MB): nothing to copy; its ref names no revision, "
+         "staging points it at c1899de289a0"),
+        ({"to_copy": ["b"], "bytes": 2_000_000, "free": 9_000_000_000, "found": "0" * 40}, "",
+         "spark-2: lacks 1 of 3 files of org/tiny c1899de289a0 (2.0 MB to copy, 9.0 GB free); its ref names "
+         "000000000000, staging points it at c1899de289a0"),
+        ({"copied": ["b"], "transferred": 2_000_000, "seconds": 0.5, "same": 2}, "http://198.18.1.12:29510",
+         "spark-2: copied 1 of 3 files of org/tiny c1899de289a0 (2.0 MB in 0.5 s, 4.0 MB/s) from "
+         "http://198.18.1.12:29510, each verified by sha256; 2 already matched"),
+        ({"copied": [], "transferred": 0, "seconds": 0, "same": 3}, "http://198.18.1.12:29510",
+         "spark-2: copied 0 of 3 files of org/tiny c1899de289a0 (0 B in 0.0 s) from http://198.18.1.12:29510, "
+         "each verified by sha256; 3 already matched"),
+    ],
+)
+def test_report(fetch, url, expected):
+    assert report(fetch, "spark-2", SNAPSHOT, url) == expected
+
+
+@pytest.mark.parametrize(
+    "fetch, expected",
+    [
+        ({"to_copy": [], "found": SNAPSHOT["commit"]}, []),
+        ({"to_copy": [], "found": "0" * 40}, ["[F17] spark-2: holds revision 0000000000000000000000000000000000000000 "
+                                              "of org/tiny, the head spark-1 holds c1899de"]),
+        ({"to_copy": ["b"], "found": SNAPSHOT["commit"]}, ["[F17] spark-2: after the copy 1 file(s) of org/tiny still "
+                                                           "differ from the head's (b)"]),
+    ],
+)
+def test_final_problems(fetch, expected):
+    problems = final_problems(fetch, "spark-2", SNAPSHOT, "spark-1")
+    assert len(problems) == len(expected) and all(p.startswith(e) for p, e in zip(problems, expected))

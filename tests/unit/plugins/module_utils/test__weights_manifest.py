@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_manifest import read_manifest
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_manifest import read_manifest, remember
 
 
 def hub_snapshot(tmp_path):
@@ -58,3 +58,16 @@ def test_partial_downloads_are_not_part_of_the_snapshot(tmp_path):
 
 def test_a_missing_folder_is_an_empty_manifest(tmp_path):
     assert read_manifest(str(tmp_path / "nowhere")) == {"files": {}, "hashed": 0}
+
+
+def test_files_just_copied_and_verified_are_not_hashed_again(tmp_path):
+    snapshot = hub_snapshot(tmp_path)
+    cache = tmp_path / "hashes" / "tiny.json"
+    read_manifest(str(snapshot), str(cache))
+    (snapshot / "new.bin").write_bytes(b"n" * 10)
+    remember(str(snapshot), str(cache), {"new.bin": "recorded-by-the-copy"})
+    result = read_manifest(str(snapshot), str(cache))
+    assert result["hashed"] == 0 and result["files"]["new.bin"]["sha256"] == "recorded-by-the-copy"
+    (snapshot / "new.bin").write_bytes(b"m" * 11)  # changed afterwards: size and mtime differ, hashed again
+    result = read_manifest(str(snapshot), str(cache))
+    assert result["hashed"] == 1 and result["files"]["new.bin"]["sha256"] == hashlib.sha256(b"m" * 11).hexdigest()

@@ -1,0 +1,167 @@
+#!/usr/bin/python
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: model_fetch
+short_description: A node's copy of the head's model snapshot, over the interconnect, verified (F17)
+version_added: 0.4.0
+author: inferops engineering (@inferops)
+description:
+  - Compares this node's snapshot of O(model) at O(commit) with the head's manifest O(files) (name, size, sha256;
+    hashes kept by size and modification time, so an unchanged node reads metadata only) and plans the files it
+    lacks or holds wrong.
+  - Refuses before copying anything when the cache's filesystem has less free space than those files need.
+  - Copies them from O(url) (the head's staging server on its interconnect address), each into C(<name>.part),
+    resumed with a byte range after an interruption, checked against the head's sha256 before it replaces the
+    file; progress goes to O(progress_file). Then checks the whole snapshot again and points C(refs/<ref>) at
+    O(commit), so vLLM finds it with C(HF_HUB_OFFLINE=1).
+  - With O(plan_only) (and in check mode) it only plans and checks the space.
+options:
+  cache_dir:
+    description: The node's HF_HOME on the host (C(vllm_cluster_hf_cache_dir)).
+    type: path
+    required: true
+  model:
+    description: The model's hub id (ORG/NAME).
+    type: str
+    required: true
+  ref:
+    description: The ref the head resolved (C(refs/<ref>) is pointed at O(commit)).
+    type: str
+    default: main
+  commit:
+    description: The head's commit of the model.
+    type: str
+    required: true
+  files:
+    description: The head's manifest, relative path to C(size) and C(sha256) (M(inferops.vllm_cluster.model_snapshot)).
+    type: dict
+    required: true
+  url:
+    description: The head's staging server; required unless O(plan_only).
+    type: str
+    default: ""
+  timeout:
+    description: Seconds a request may stall before the copy fails (a re-run resumes it).
+    type: int
+    default: 60
+  plan_only:
+    description: Plan and check the space; copy nothing.
+    type: bool
+    default: false
+  host:
+    description: The inventory host the messages name (the node's own name when empty).
+    type: str
+    default: ""
+attributes:
+  check_mode:
+    support: full
+    description: Plans only.
+  diff_mode:
+    support: none
+    description: The plan is returned instead.
+"""
+
+EXAMPLES = r"""
+- name: Copy what this node lacks from the head
+  inferops.vllm_cluster.model_fetch:
+    cache_dir: /var/lib/inferops-vllm-cluster/huggingface
+    model: Qwen/Qwen3-0.6B
+    commit: "{{ head_snapshot.commit }}"
+    files: "{{ head_snapshot.files }}"
+    url: http://192.168.200.12:29510
+"""
+
+RETURN = r"""
+fetch:
+  description: >-
+    The plan (C(to_copy), C(bytes), C(total), C(same), C(extra)), the node's commit before (C(found)), its free space
+    (C(free)), the space problem (C(problem), empty when it fits) and, after a copy, what moved (C(copied),
+    C(transferred), C(seconds)).
+  returned: always
+  type: dict
+  sample: {"found": "", "free": 52000000000, "problem": "", "to_copy": ["model.safetensors"], "bytes": 1503300328,
+           "total": 1503300328, "same": 0, "extra": [], "copied": ["model.safetensors"], "transferred": 1503300328,
+           "seconds": 14.2}
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights import (
+    space_problem,
+    transfer_plan,
+    verify_problem,
+)
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_fetch import FetchError, fetch_files
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_manifest import read_manifest, remember
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_snapshot import (
+    hash_cache_file,
+    progress_file,
+    read_ref,
+    repo_dir,
+    write_ref,
+)
+
+
+def free_bytes(path: str) -> int:
+    """Free space for an unprivileged writer on the filesystem that holds path (its nearest existing folder)."""
+    while not os.path.exists(path):
+        path = os.path.dirname(path)
+    stat = os.statvfs(path)
+    return stat.f_bavail * stat.f_frsize
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "cache_dir": {"type": "path", "required": True},
+            "model": {"type": "str", "required": True},
+            "ref": {"type": "str", "default": "main"},
+            "commit": {"type": "str", "required": True},
+            "files": {"type": "dict", "required": True},
+            "url": {"type": "str", "default": ""},
+            "timeout": {"type": "int", "default": 60},
+            "plan_only": {"type": "bool", "default": False},
+            "host": {"type": "str", "default": ""},
+        },
+        supports_check_mode=True,
+        required_if=[("plan_only", False, ("url",))],
+    )
+    p = module.params
+    host = p["host"] or os.uname().nodename
+    repo = repo_dir(p["cache_dir"], p["model"])
+    snapshot = os.path.join(repo, "snapshots", p["commit"])
+    hashes = hash_cache_file(p["cache_dir"], p["model"], p["commit"])
+    keep_hashes = not (module.check_mode or p["plan_only"])
+    have = read_manifest(snapshot, hashes if keep_hashes else "")["files"]
+    plan = transfer_plan(p["files"], have)
+    free = free_bytes(p["cache_dir"])
+    result = {**plan, "found": read_ref(repo, p["ref"]), "free": free,
+              "problem": space_problem(host, plan["bytes"], free, p["cache_dir"]),
+              "copied": [], "transferred": 0, "seconds": 0}
+    if module.check_mode or p["plan_only"]:
+        module.exit_json(changed=bool(plan["to_copy"]) or result["found"] != p["commit"], fetch=result)
+    if result["problem"]:
+        module.fail_json(msg=result["problem"], fetch=result)
+    if plan["to_copy"]:
+        wanted = {path: p["files"][path] for path in plan["to_copy"]}
+        try:
+            done = fetch_files(p["url"], wanted, snapshot, p["timeout"], progress_file(p["cache_dir"], p["model"]))
+        except FetchError as exc:
+            module.fail_json(msg=f"{host}: copying {p['model']} from {p['url']} failed: {exc}", fetch=result)
+        remember(snapshot, hashes, {path: str(entry["sha256"]) for path, entry in wanted.items()})
+        result.update(copied=done["copied"], transferred=done["bytes"], seconds=done["seconds"])
+    differing = transfer_plan(p["files"], read_manifest(snapshot, hashes)["files"])["to_copy"]
+    if differing:
+        module.fail_json(msg=verify_problem(host, p["model"], differing), fetch=result)
+    moved = write_ref(repo, p["ref"], p["commit"])
+    module.exit_json(changed=bool(result["copied"]) or moved, fetch=result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+#!/usr/bin/python
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: model_snapshot
+short_description: The head's copy of a model in its hub cache, and its manifest (F17)
+version_added: 0.4.0
+author: inferops engineering (@inferops)
+description:
+  - Resolves which commit O(ref) names in the hub cache under O(cache_dir) (C(hub/models--ORG--NAME/refs/<ref>)), and
+    returns every file of that snapshot with its size and sha256: the manifest every other node's copy is checked
+    against.
+  - Hashes are kept in C(<cache_dir>/inferops-weights/) keyed by each file's size and modification time, so a run
+    that finds nothing changed reads metadata only.
+  - With O(source), first brings the operator's own copy (an HF_HOME, its C(hub) folder or the model's folder, on
+    this node) into the cache: files missing or of another size are copied as regular files.
+  - The model_stage role runs it on the head; M(inferops.vllm_cluster.model_fetch) copies to the other nodes.
+options:
+  cache_dir:
+    description: The node's HF_HOME on the host (C(vllm_cluster_hf_cache_dir)); the hub cache is its C(hub) folder.
+    type: path
+    required: true
+  model:
+    description: The model's hub id (ORG/NAME).
+    type: str
+    required: true
+  ref:
+    description: The branch or tag whose commit is staged (C(refs/<ref>)), or a commit itself.
+    type: str
+    default: main
+  source:
+    description: The operator's copy on this node to bring into the cache first; empty = none.
+    type: path
+    default: ""
+  required:
+    description: Fail with the F17 message when no snapshot is found; false answers C(commit) empty instead.
+    type: bool
+    default: true
+  host:
+    description: The inventory host the messages name (the node's own name when empty).
+    type: str
+    default: ""
+attributes:
+  check_mode:
+    support: full
+    description: In check mode nothing is imported and no hash is kept.
+  diff_mode:
+    support: none
+    description: Nothing to diff.
+"""
+
+EXAMPLES = r"""
+- name: Read the head's snapshot of the model
+  inferops.vllm_cluster.model_snapshot:
+    cache_dir: /var/lib/inferops-vllm-cluster/huggingface
+    model: Qwen/Qwen3-0.6B
+  register: snapshot
+"""
+
+RETURN = r"""
+snapshot:
+  description: The snapshot found; C(files) maps each relative path to its C(size) and C(sha256).
+  returned: always
+  type: dict
+  sample: {"model": "Qwen/Qwen3-0.6B", "ref": "main", "commit": "c1899de289a04d12100db370d81485cdf75e47ca",
+           "path": "/var/lib/inferops-vllm-cluster/huggingface/hub/models--Qwen--Qwen3-0.6B/snapshots/c18...",
+           "files": {"config.json": {"size": 726, "sha256": "..."}}, "size": 1503300328, "hashed": 0, "imported": []}
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights import MESSAGES, is_hub_id
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_manifest import read_manifest
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_snapshot import (
+    find_repo,
+    hash_cache_file,
+    import_snapshot,
+    read_ref,
+    repo_dir,
+    write_ref,
+)
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "cache_dir": {"type": "path", "required": True},
+            "model": {"type": "str", "required": True},
+            "ref": {"type": "str", "default": "main"},
+            "source": {"type": "path", "default": ""},
+            "required": {"type": "bool", "default": True},
+            "host": {"type": "str", "default": ""},
+        },
+        supports_check_mode=True,
+    )
+    p = module.params
+    host = p["host"] or os.uname().nodename
+    if not is_hub_id(p["model"]):
+        module.fail_json(msg=MESSAGES["F17_NOT_A_HUB_ID"].format(model=p["model"]))
+    repo = repo_dir(p["cache_dir"], p["model"])
+    imported: list[str] = []
+    if p["source"]:
+        source_repo = find_repo(p["source"], p["model"])
+        source_commit = read_ref(source_repo, p["ref"]) if source_repo else ""
+        if not source_commit:
+            module.fail_json(msg=MESSAGES["F17_NO_SOURCE"].format(host=host, source=p["source"], model=p["model"],
+                                                                  ref=p["ref"]))
+        if not module.check_mode:
+            imported = import_snapshot(os.path.join(source_repo, "snapshots", source_commit),
+                                       os.path.join(repo, "snapshots", source_commit))
+            write_ref(repo, p["ref"], source_commit)
+    commit = read_ref(repo, p["ref"])
+    if not commit:
+        if p["required"] and not module.check_mode:
+            module.fail_json(msg=MESSAGES["F17_NO_SNAPSHOT"].format(host=host, model=p["model"], ref=p["ref"],
+                                                                    path=repo))
+        module.exit_json(changed=bool(imported), snapshot={"model": p["model"], "ref": p["ref"], "commit": "",
+                                                           "path": "", "files": {}, "size": 0, "hashed": 0,
+                                                           "imported": imported})
+    path = os.path.join(repo, "snapshots", commit)
+    manifest = read_manifest(path, "" if module.check_mode else hash_cache_file(p["cache_dir"], p["model"], commit))
+    if not manifest["files"]:
+        module.fail_json(msg=MESSAGES["F17_NO_SNAPSHOT"].format(host=host, model=p["model"], ref=p["ref"], path=path))
+    module.exit_json(changed=bool(imported), snapshot={
+        "model": p["model"], "ref": p["ref"], "commit": commit, "path": path, "files": manifest["files"],
+        "size": sum(entry["size"] for entry in manifest["files"].values()), "hashed": manifest["hashed"],
+        "imported": imported})
+
+
+if __name__ == "__main__":
+    main()

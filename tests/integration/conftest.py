@@ -50,6 +50,12 @@ class Lab:
             cwd=REPO, env=env, text=True, capture_output=True, timeout=900, check=False,
         )
 
+    def start_playbook(self, *args: str) -> subprocess.Popen:
+        """site.yml against the lab inventory, in the background: a test watches the nodes while it runs."""
+        env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+        return subprocess.Popen(["ansible-playbook", str(REPO / "site.yml"), "-i", str(LAB_INVENTORY), *args],
+                                cwd=REPO, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
     def expect_failure(self, tmp_path: pathlib.Path, expected: list[str], *args: str, hosts: dict | None = None) -> str:
         """Run site.yml expecting it to fail with every string of `expected` in its output."""
         result = self.playbook(tmp_path, *args, hosts=hosts)

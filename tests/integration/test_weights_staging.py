@@ -1,0 +1,121 @@
+"""Weights staged once (F17, role model_stage) on the running lab: spark-1 holds inferops-lab/tiny-llama in its hub
+cache (lab create puts it there), spark-2 receives it over the interconnect (management is blocked between the lab
+nodes), every rank runs offline. Each test runs the staging layer (--tags weights) for real."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+HF_HOME = "/var/lib/inferops-vllm-cluster/huggingface"
+REPO = f"{HF_HOME}/hub/models--inferops-lab--tiny-llama"
+SERVER = "198.18.1.12:29510"
+
+
+def snapshot_files(lab, host):
+    """{relative path: sha256} of the snapshot refs/main names on host, and that commit."""
+    commit = lab.node(host, "cat", f"{REPO}/refs/main").stdout.strip()
+    out = lab.node(host, "sh", "-c", f"cd {REPO}/snapshots/{commit} && find . -type f -o -type l | sort "
+                                     "| xargs sha256sum").stdout
+    return commit, {line.split()[1][2:]: line.split()[0] for line in out.splitlines()}
+
+
+def mtimes(lab, host, commit):
+    out = lab.node(host, "sh", "-c", f"cd {REPO}/snapshots/{commit} && stat -c '%n %Y.%X %i' $(find . -type f)").stdout
+    return dict(line.split(" ", 1) for line in out.splitlines())
+
+
+def recap_changed(output, host):
+    return int(re.search(rf"{host} : ok=\d+ changed=(\d+)", output).group(1))
+
+
+def stage(lab, tmp_path, *args):
+    result = lab.playbook(tmp_path, "--tags", "weights", *args)
+    return result.returncode, " ".join((result.stdout + result.stderr).split())
+
+
+def test_first_copy_goes_over_the_interconnect_and_nothing_listens_on_management(lab):
+    lab.node("spark-2", "rm", "-rf", REPO, f"{HF_HOME}/inferops-weights")
+    run = lab.start_playbook("--tags", "weights")
+    listeners = []
+    deadline = time.monotonic() + 300
+    while run.poll() is None and time.monotonic() < deadline:
+        out = lab.node("spark-1", "ss", "-Hltn", "sport = :29510").stdout.split("\n")
+        listeners += [line.split()[3] for line in out if line.strip()]
+        time.sleep(0.2)
+    output = " ".join(run.communicate(timeout=300)[0].split())
+    assert run.returncode == 0, output[-3000:]
+    # the head's staging server was seen listening, on its interconnect address only, and is gone now
+    assert listeners and set(listeners) == {SERVER}, listeners
+    assert lab.node("spark-1", "ss", "-Hltn", "sport = :29510").stdout.strip() == ""
+    assert re.search(r"spark-2: lacks 6 of 6 files of inferops-lab/tiny-llama \w+ \(2\.4 MB to copy", output), output
+    assert re.search(rf"spark-2: copied 6 of 6 files of inferops-lab/tiny-llama \w+ \(2\.4 MB in [\d.]+ s, [\d.]+ \w?B/s\) "
+                     rf"from http://{SERVER}, each verified by sha256", output), output[-3000:]
+    assert snapshot_files(lab, "spark-2") == snapshot_files(lab, "spark-1")
+    # regular files on the worker, in the hub layout vLLM reads (refs/main -> snapshots/<commit>)
+    commit = lab.node("spark-2", "cat", f"{REPO}/refs/main").stdout.strip()
+    assert lab.node("spark-2", "find", f"{REPO}/snapshots/{commit}", "-type", "l").stdout == ""
+
+
+def test_a_second_run_copies_nothing_and_says_so(lab, tmp_path):
+    assert stage(lab, tmp_path)[0] == 0  # staged, whatever the state before
+    rc, output = stage(lab, tmp_path)
+    assert rc == 0, output[-3000:]
+    assert re.search(r"spark-2: holds all 6 files of inferops-lab/tiny-llama \w+ \(2\.4 MB\): nothing to copy", output)
+    assert "Copy what each worker lacks" not in output and "staging server" not in output, output[-3000:]
+    assert recap_changed(output, "spark-1") == 0 and recap_changed(output, "spark-2") == 0, output[-2000:]
+
+
+def test_one_corrupted_file_on_spark_2_is_found_and_only_it_copied_again(lab, tmp_path):
+    assert stage(lab, tmp_path)[0] == 0
+    commit, head_files = snapshot_files(lab, "spark-1")
+    before = mtimes(lab, "spark-2", commit)
+    lab.node("spark-2", "sh", "-c", f"truncate -s 1000 {REPO}/snapshots/{commit}/model.safetensors")
+    lab.node("spark-2", "sh", "-c", f"printf x >> {REPO}/snapshots/{commit}/config.json")
+    time.sleep(1)
+    rc, output = stage(lab, tmp_path)
+    assert rc == 0, output[-3000:]
+    assert re.search(r"spark-2: lacks 2 of 6 files", output), output
+    assert re.search(r"spark-2: copied 2 of 6 files .* each verified by sha256; 4 already matched", output), output
+    assert snapshot_files(lab, "spark-2") == (commit, head_files)
+    after = mtimes(lab, "spark-2", commit)
+    untouched = {name for name in before if name not in ("./model.safetensors", "./config.json")}
+    assert {name: after[name] for name in untouched} == {name: before[name] for name in untouched}
+    assert after["./model.safetensors"] != before["./model.safetensors"]
+
+
+def test_not_enough_space_is_refused_before_anything_is_copied(lab, tmp_path):
+    # spark-2's cache on a 1 MB filesystem: the 2.4 MB snapshot cannot fit
+    lab.node("spark-2", "mount", "-t", "tmpfs", "-o", "size=1m", "inferops-test-small", HF_HOME)
+    try:
+        rc, output = stage(lab, tmp_path)
+        assert rc != 0
+        assert f"[F17] spark-2: 2.4 MB to copy into {HF_HOME}, but its filesystem has 1.0 MB free" in output, \
+            output[-3000:]
+        assert "Start the head's staging server" not in output, "refused before the server started"
+        assert lab.node("spark-2", "find", HF_HOME, "-type", "f").stdout == "", "nothing was copied"
+    finally:
+        lab.node("spark-2", "umount", HF_HOME)
+    assert stage(lab, tmp_path)[0] == 0
+
+
+def test_every_rank_runs_offline(lab):
+    for host in ("spark-1", "spark-2"):
+        names = lab.node(host, "docker", "ps", "--format", "{{.Names}}").stdout.split()
+        assert names, f"nothing runs on {host}"
+        for name in names:
+            env = lab.node(host, "docker", "inspect", "--format", "{{json .Config.Env}}", name).stdout
+            assert '"HF_HUB_OFFLINE=1"' in env, f"{host} {name}: {env}"
+        # vLLM's ranks are Ray actors: read their own process environment
+        ranks = lab.node(host, "docker", "exec", "vllm-cluster-ray-" + ("head" if host == "spark-1" else "worker"),
+                         "sh", "-c", "for p in /proc/[0-9]*; do case \"$(tr '\\0' ' ' < $p/cmdline)\" in "
+                         "ray::RayWorker*) echo \"$(tr '\\0' '\\n' < $p/environ | grep '^HF_HUB_OFFLINE=')\";; esac; done")
+        assert ranks.stdout.split() == ["HF_HUB_OFFLINE=1"], f"{host}: {ranks.stdout!r} {ranks.stderr}"
+
+
+@pytest.fixture(autouse=True)
+def _model_on_spark_1(lab):
+    """Every test starts from spark-1 holding the model (lab create put it there)."""
+    assert lab.node("spark-1", "test", "-s", f"{REPO}/refs/main", check=False).returncode == 0

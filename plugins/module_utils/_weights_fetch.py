@@ -13,7 +13,8 @@ import os
 import time
 import typing as t
 import urllib.parse
-import urllib.request
+
+from ansible.module_utils.urls import open_url
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_manifest import sha256_of
 
@@ -47,11 +48,10 @@ def fetch_one(base_url: str, relative: str, entry: t.Mapping[str, t.Any], dest: 
         have = 0
     transferred = 0
     if have < size:
-        request = urllib.request.Request(base_url.rstrip("/") + "/" + urllib.parse.quote(relative))
-        if have:
-            request.add_header("Range", f"bytes={have}-")
+        url = base_url.rstrip("/") + "/" + urllib.parse.quote(relative)
+        headers = {"Range": f"bytes={have}-"} if have else {}
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 (our own server)
+            with open_url(url, headers=headers, timeout=timeout, use_proxy=False) as response:
                 if have and response.status != 206:
                     have = 0  # the server ignored the range: start over
                 with open(part, "ab" if have else "wb") as handle:

@@ -40,10 +40,12 @@ def _save(cache_file: str, cache: t.Mapping[str, t.Any]) -> None:
     os.replace(cache_file + ".tmp", cache_file)
 
 
-def read_manifest(root: str, cache_file: str = "", hash_file: t.Callable[[str], str] = sha256_of) -> dict[str, t.Any]:
+def read_manifest(root: str, cache_file: str = "", hash_file: t.Callable[[str], str] = sha256_of,
+                  keep: bool = True) -> dict[str, t.Any]:
     """{relative path: {size, sha256}} of every regular file under root (symlinks followed); {} when root does
-    not exist. Hashes are reused from cache_file while a file's size and mtime are unchanged; the cache is
-    rewritten with what was read. Returns the manifest and how many files were hashed this time."""
+    not exist. Hashes are reused from cache_file while a file's size and mtime are unchanged; unless keep is
+    false (check mode), the cache is rewritten with what was read. Returns the manifest and how many files were
+    hashed this time."""
     files: dict[str, dict[str, t.Any]] = {}
     cache = _load(cache_file) if cache_file else {}
     hashed = 0
@@ -65,7 +67,7 @@ def read_manifest(root: str, cache_file: str = "", hash_file: t.Callable[[str], 
                 digest = hash_file(path)
                 hashed += 1
             files[relative] = {"size": stat.st_size, "sha256": digest, "key": key}
-    if cache_file:
+    if cache_file and keep:
         _save(cache_file, {path: {"key": entry["key"], "sha256": entry["sha256"]} for path, entry in files.items()})
     return {"files": {path: {"size": entry["size"], "sha256": entry["sha256"]} for path, entry in files.items()},
             "hashed": hashed}

@@ -16,7 +16,7 @@ description:
   - Refuses before copying anything when the cache's filesystem has less free space than those files need.
   - Copies them from O(url) (the head's staging server on its interconnect address), each into C(<name>.part),
     resumed with a byte range after an interruption, checked against the head's sha256 before it replaces the
-    file; progress goes to O(progress_file). Then checks the whole snapshot again and points C(refs/<ref>) at
+    file; progress goes to C(<cache_dir>/inferops-weights/models--ORG--NAME.progress.json). Then checks the whole snapshot again and points C(refs/<ref>) at
     O(commit), so vLLM finds it with C(HF_HUB_OFFLINE=1).
   - With O(plan_only) (and in check mode) it only plans and checks the space.
 options:
@@ -137,8 +137,9 @@ def main() -> None:
     repo = repo_dir(p["cache_dir"], p["model"])
     snapshot = os.path.join(repo, "snapshots", p["commit"])
     hashes = hash_cache_file(p["cache_dir"], p["model"], p["commit"])
-    keep_hashes = not (module.check_mode or p["plan_only"])
-    have = read_manifest(snapshot, hashes if keep_hashes else "")["files"]
+    # The hashes a node keeps are the collection's own sidecar (not the model): a plan keeps them too, so the
+    # copy after it, and every later run, reads metadata only. Check mode writes nothing.
+    have = read_manifest(snapshot, hashes, keep=not module.check_mode)["files"]
     plan = transfer_plan(p["files"], have)
     free = free_bytes(p["cache_dir"])
     result = {**plan, "found": read_ref(repo, p["ref"]), "free": free,

@@ -11,12 +11,12 @@ version_added: 0.4.0
 author: inferops engineering (@inferops)
 description:
   - Resolves which commit O(ref) names in the hub cache under O(cache_dir) (C(hub/models--ORG--NAME/refs/<ref>)), and
-    returns every file of that snapshot with its size and sha256: the manifest every other node's copy is checked
-    against.
+    returns every file of that snapshot with its size and sha256 (the manifest every other node's copy is checked
+    against).
   - Hashes are kept in C(<cache_dir>/inferops-weights/) keyed by each file's size and modification time, so a run
     that finds nothing changed reads metadata only.
   - With O(source), first brings the operator's own copy (an HF_HOME, its C(hub) folder or the model's folder, on
-    this node) into the cache: files missing or of another size are copied as regular files.
+    this node) into the cache; files missing or of another size are copied as regular files.
   - The model_stage role runs it on the head; M(inferops.vllm_cluster.model_fetch) copies to the other nodes.
 options:
   cache_dir:
@@ -123,7 +123,7 @@ def main() -> None:
                                                            "path": "", "files": {}, "size": 0, "hashed": 0,
                                                            "imported": imported})
     path = os.path.join(repo, "snapshots", commit)
-    manifest = read_manifest(path, "" if module.check_mode else hash_cache_file(p["cache_dir"], p["model"], commit))
+    manifest = read_manifest(path, hash_cache_file(p["cache_dir"], p["model"], commit), keep=not module.check_mode)
     if not manifest["files"]:
         module.fail_json(msg=MESSAGES["F17_NO_SNAPSHOT"].format(host=host, model=p["model"], ref=p["ref"], path=path))
     module.exit_json(changed=bool(imported), snapshot={

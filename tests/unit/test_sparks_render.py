@@ -285,3 +285,30 @@ def test_mp_the_firewall_admits_the_rendezvous_from_the_interconnect_only(render
 def test_the_ray_backend_runs_no_vllm_on_the_worker(render):
     assert not (render / "spark-2" / "vllm_container.json").exists()
     assert "29501" not in (render / "spark-1" / "ray-firewall.nft").read_text()
+
+
+def test_weights_are_downloaded_once_on_the_head_with_the_token_file(render):
+    weights = json.loads((render / "spark-1" / "weights.json").read_text())
+    assert weights["staged"] and weights["head"] == "spark-1"
+    argv = weights["download"]
+    assert argv[:3] == ["docker", "run", "--rm"] and argv[argv.index("--network") + 1] == "host"
+    # huggingface_hub reads the token from the root-only file HF_TOKEN_PATH names in the env file
+    assert argv[argv.index("--env-file") + 1] == "/etc/inferops-vllm-cluster/node.env"
+    assert weights["token_file"] == "/etc/inferops-vllm-cluster/hf_token"
+    assert env_file(render, "spark-1")["HF_TOKEN_PATH"].endswith("/hf_token")  # (rendered under render_dir here)
+    assert "/etc/inferops-vllm-cluster:/etc/inferops-vllm-cluster:ro" in argv
+    assert "/var/lib/inferops-vllm-cluster/huggingface:/root/.cache/huggingface" in argv
+    assert argv[argv.index("--env") + 1] == "HF_HUB_OFFLINE=0"  # the one container that may reach the hub
+    assert argv[-2:] == ["Qwen/Qwen3.5-122B-A10B-FP8", "main"]
+    assert not [arg for arg in argv if "hf_" in arg.lower() and "token" in arg.lower() and "PATH" not in arg]
+
+
+@pytest.mark.parametrize("host", ["spark-1", "spark-2"])
+def test_weights_travel_over_the_interconnect_and_every_container_runs_offline(render, host):
+    weights = json.loads((render / host / "weights.json").read_text())
+    assert weights["server_address"] == "192.168.200.12" and weights["port"] == 29510
+    assert weights["url"] == "http://192.168.200.12:29510"
+    assert not any(weights["url"].find(prefix) >= 0 for prefix in MANAGEMENT)
+    assert env_file(render, host)["HF_HUB_OFFLINE"] == "1"
+    if (render / host / "vllm.env").exists():
+        assert env_file(render, host, "vllm.env")["HF_HUB_OFFLINE"] == "1"

@@ -71,3 +71,15 @@ def test_files_just_copied_and_verified_are_not_hashed_again(tmp_path):
     (snapshot / "new.bin").write_bytes(b"m" * 11)  # changed afterwards: size and mtime differ, hashed again
     result = read_manifest(str(snapshot), str(cache))
     assert result["hashed"] == 1 and result["files"]["new.bin"]["sha256"] == hashlib.sha256(b"m" * 11).hexdigest()
+
+
+def test_check_mode_reuses_the_hashes_but_writes_none(tmp_path):
+    snapshot = hub_snapshot(tmp_path)
+    cache = tmp_path / "hashes.json"
+    assert read_manifest(str(snapshot), str(cache), keep=False)["hashed"] == 2
+    assert not cache.exists()
+    read_manifest(str(snapshot), str(cache))
+    (snapshot / "extra.bin").write_bytes(b"e")
+    before = cache.read_text()
+    assert read_manifest(str(snapshot), str(cache), keep=False)["hashed"] == 1
+    assert cache.read_text() == before

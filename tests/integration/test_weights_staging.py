@@ -5,6 +5,7 @@ nodes), every rank runs offline. Each test runs the staging layer (--tags weight
 from __future__ import annotations
 
 import re
+import subprocess
 import time
 
 import pytest
@@ -119,3 +120,42 @@ def test_every_rank_runs_offline(lab):
 def _model_on_spark_1(lab):
     """Every test starts from spark-1 holding the model (lab create put it there)."""
     assert lab.node("spark-1", "test", "-s", f"{REPO}/refs/main", check=False).returncode == 0
+
+
+def test_the_heads_copy_comes_from_an_operators_directory_on_the_head(lab, tmp_path):
+    """An operator's own HF_HOME on spark-1 (model_stage_source): brought into the cluster's cache, then staged."""
+    commit, head_files = snapshot_files(lab, "spark-1")
+    lab.node("spark-1", "sh", "-c", f"rm -rf /srv/operator-hf && mkdir -p /srv/operator-hf/hub && "
+                                    f"mv {REPO} /srv/operator-hf/hub/ && rm -rf {HF_HOME}/inferops-weights")
+    try:
+        rc, output = stage(lab, tmp_path, "-e", "model_stage_source=/srv/operator-hf")
+        assert rc == 0, output[-3000:]
+        assert snapshot_files(lab, "spark-1") == (commit, head_files)
+        assert snapshot_files(lab, "spark-2") == (commit, head_files)
+        # a re-run finds the head's copy in place: nothing brought in, nothing copied
+        rc, output = stage(lab, tmp_path, "-e", "model_stage_source=/srv/operator-hf")
+        assert rc == 0 and "nothing to copy" in output and recap_changed(output, "spark-1") == 0, output[-3000:]
+    finally:
+        lab.node("spark-1", "sh", "-c", f"test -d {REPO}/refs || mv /srv/operator-hf/hub/models--inferops-lab--tiny-llama "
+                                        f"{HF_HOME}/hub/; rm -rf /srv/operator-hf")
+
+
+def test_the_heads_copy_comes_from_an_archive_on_the_controller(lab, tmp_path):
+    commit, head_files = snapshot_files(lab, "spark-1")
+    archive = tmp_path / "tiny-llama.tgz"
+    packed = lab.node("spark-1", "tar", "-C", f"{HF_HOME}/hub", "-czf", "/tmp/tiny-llama.tgz",
+                      "models--inferops-lab--tiny-llama")
+    assert packed.returncode == 0
+    subprocess.run(["docker", "cp", "inferops-lab-spark-1:/tmp/tiny-llama.tgz", str(archive)], check=True)
+    lab.node("spark-1", "sh", "-c", f"mv {REPO} /srv/kept-tiny-llama && rm /tmp/tiny-llama.tgz")
+    try:
+        rc, output = stage(lab, tmp_path, "-e", f"model_stage_source={archive}", "-e", "model_stage_source_remote=false")
+        assert rc == 0, output[-3000:]
+        assert "Unpack the operator's archive into the head's hub cache" in output
+        assert snapshot_files(lab, "spark-1") == (commit, head_files)
+        # a directory on the controller is refused, naming the fix
+        lab.node("spark-1", "rm", "-rf", REPO)
+        rc, output = stage(lab, tmp_path, "-e", f"model_stage_source={tmp_path}", "-e", "model_stage_source_remote=false")
+        assert rc != 0 and "is on the controller (model_stage_source_remote=false) but is not an archive" in output
+    finally:
+        lab.node("spark-1", "sh", "-c", f"rm -rf {REPO} && mv /srv/kept-tiny-llama {REPO}")

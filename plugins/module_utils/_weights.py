@@ -48,11 +48,6 @@ def repo_folder(model: str) -> str:
     return "models--" + str(model).replace("/", "--")
 
 
-def snapshot_path(cache_root: str, model: str, revision: str) -> str:
-    """Where the files of one revision live under HF_HOME (the hub cache is HF_HOME/hub)."""
-    return f"{str(cache_root).rstrip('/')}/hub/{repo_folder(model)}/snapshots/{revision}"
-
-
 def _size(entry: t.Mapping[str, t.Any]) -> int:
     return int(entry.get("size") or 0)
 

@@ -19,7 +19,12 @@ _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 def repo_dir(cache_root: str, model: str) -> str:
     """The model's folder in the cache under an HF_HOME (the hub cache is HF_HOME/hub)."""
-    return os.path.join(str(cache_root), "hub", repo_folder(model))
+    return os.path.join(str(cache_root).rstrip("/"), "hub", repo_folder(model))
+
+
+def snapshot_path(cache_root: str, model: str, commit: str) -> str:
+    """Where the files of one revision live under HF_HOME."""
+    return os.path.join(repo_dir(cache_root, model), "snapshots", commit)
 
 
 def read_ref(repo: str, ref: str) -> str:

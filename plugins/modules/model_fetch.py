@@ -78,12 +78,14 @@ EXAMPLES = r"""
 RETURN = r"""
 fetch:
   description: >-
-    The plan (C(to_copy), C(bytes), C(total), C(same), C(extra)), the node's commit before (C(found)), its free space
-    (C(free)), the space problem (C(problem), empty when it fits) and, after a copy, what moved (C(copied),
-    C(transferred), C(seconds)).
+    The plan (C(to_copy), C(bytes), C(total), C(same), C(extra)), the node's commit before (C(found)), whether it
+    needs anything (C(needed): files, or its ref moved to O(commit)), its free space (C(free)), the space problem
+    (C(problem), empty when it fits), where the copy reports its progress (C(progress_file)) and, after a copy,
+    what moved (C(copied), C(transferred), C(seconds)).
   returned: always
   type: dict
-  sample: {"found": "", "free": 52000000000, "problem": "", "to_copy": ["model.safetensors"], "bytes": 1503300328,
+  sample: {"found": "", "needed": true, "free": 52000000000, "problem": "",
+           "progress_file": "/var/lib/hf/inferops-weights/models--Org--M.progress.json", "to_copy": ["model.safetensors"], "bytes": 1503300328,
            "total": 1503300328, "same": 0, "extra": [], "copied": ["model.safetensors"], "transferred": 1503300328,
            "seconds": 14.2}
 """
@@ -104,6 +106,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_sna
     progress_file,
     read_ref,
     repo_dir,
+    snapshot_path,
     write_ref,
 )
 
@@ -135,24 +138,26 @@ def main() -> None:
     p = module.params
     host = p["host"] or os.uname().nodename
     repo = repo_dir(p["cache_dir"], p["model"])
-    snapshot = os.path.join(repo, "snapshots", p["commit"])
+    snapshot = snapshot_path(p["cache_dir"], p["model"], p["commit"])
     hashes = hash_cache_file(p["cache_dir"], p["model"], p["commit"])
     # The hashes a node keeps are the collection's own sidecar (not the model): a plan keeps them too, so the
     # copy after it, and every later run, reads metadata only. Check mode writes nothing.
     have = read_manifest(snapshot, hashes, keep=not module.check_mode)["files"]
     plan = transfer_plan(p["files"], have)
     free = free_bytes(p["cache_dir"])
-    result = {**plan, "found": read_ref(repo, p["ref"]), "free": free,
+    found = read_ref(repo, p["ref"])
+    result = {**plan, "found": found, "free": free, "needed": bool(plan["to_copy"]) or found != p["commit"],
               "problem": space_problem(host, plan["bytes"], free, p["cache_dir"]),
+              "progress_file": progress_file(p["cache_dir"], p["model"]),
               "copied": [], "transferred": 0, "seconds": 0}
     if module.check_mode or p["plan_only"]:
-        module.exit_json(changed=bool(plan["to_copy"]) or result["found"] != p["commit"], fetch=result)
+        module.exit_json(changed=result["needed"], fetch=result)
     if result["problem"]:
         module.fail_json(msg=result["problem"], fetch=result)
     if plan["to_copy"]:
         wanted = {path: p["files"][path] for path in plan["to_copy"]}
         try:
-            done = fetch_files(p["url"], wanted, snapshot, p["timeout"], progress_file(p["cache_dir"], p["model"]))
+            done = fetch_files(p["url"], wanted, snapshot, p["timeout"], result["progress_file"])
         except FetchError as exc:
             module.fail_json(msg=f"{host}: copying {p['model']} from {p['url']} failed: {exc}", fetch=result)
         remember(snapshot, hashes, {path: str(entry["sha256"]) for path, entry in wanted.items()})

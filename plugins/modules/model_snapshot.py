@@ -82,6 +82,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_sna
     import_snapshot,
     read_ref,
     repo_dir,
+    snapshot_path,
     write_ref,
 )
 
@@ -112,7 +113,7 @@ def main() -> None:
                                                                   ref=p["ref"]))
         if not module.check_mode:
             imported = import_snapshot(os.path.join(source_repo, "snapshots", source_commit),
-                                       os.path.join(repo, "snapshots", source_commit))
+                                       snapshot_path(p["cache_dir"], p["model"], source_commit))
             write_ref(repo, p["ref"], source_commit)
     commit = read_ref(repo, p["ref"])
     if not commit:
@@ -122,7 +123,7 @@ def main() -> None:
         module.exit_json(changed=bool(imported), snapshot={"model": p["model"], "ref": p["ref"], "commit": "",
                                                            "path": "", "files": {}, "size": 0, "hashed": 0,
                                                            "imported": imported})
-    path = os.path.join(repo, "snapshots", commit)
+    path = snapshot_path(p["cache_dir"], p["model"], commit)
     manifest = read_manifest(path, hash_cache_file(p["cache_dir"], p["model"], commit), keep=not module.check_mode)
     if not manifest["files"]:
         module.fail_json(msg=MESSAGES["F17_NO_SNAPSHOT"].format(host=host, model=p["model"], ref=p["ref"], path=path))

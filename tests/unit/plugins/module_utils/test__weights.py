@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_snapshot import snapshot_path
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights import (
     final_problems,
     human,
@@ -11,7 +12,6 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights imp
     report,
     repo_folder,
     revision_problems,
-    snapshot_path,
     space_problem,
     transfer_plan,
     verify_problem,

@@ -1,7 +1,12 @@
 # inferops.vllm_cluster: the lab and the test suite.
 #   make lab        set up this machine, build the lab images, start the lab, run site.yml on it
 #   make lab-down   remove the lab (containers, networks, volumes labelled inferops.vllm_cluster.lab)
-#   make test       everything CI runs: lint, unit tests, sanity, molecule scenarios, integration
+#   make lab-reset  empty the running lab's nodes (containers, the collection's files; images and the head's model stay)
+#   make test       everything CI runs, on one lab, static checks beside it (tests/suite/run; ~40 min)
+#   make test-fast  lint, unit tests, sanity: no lab, a few minutes
+#   make integration K=EXPR   integration tests matching EXPR (pytest -k) against the lab that is up
+#   make verify S=SCENARIO    one molecule scenario's verify against the lab that is up (converged for it)
+#   make molecule   each molecule scenario alone, on a lab of its own (molecule test -s NAME)
 #   make bench      speed and memory on the lab, beside the hand procedure -> docs/benchmarks.md
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -10,6 +15,11 @@ SHELL := /bin/bash
 VENV      ?= .venv
 PYTHON    ?= python3
 BIN       := $(VENV)/bin
+# Built things that outlive a clone, each keyed by what builds it, so a fresh clone on a machine that already ran
+# the suite reuses them (the venv by requirements.txt, lab/build-images' wheels and image archive, sanity's venv)
+# and a fresh machine builds them all from nothing.
+export INFEROPS_CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/inferops-vllm-cluster
+VENV_BUILD := $(INFEROPS_CACHE_DIR)/venv-$(shell sha256sum requirements.txt | cut -c1-12)
 export PATH := $(abspath $(BIN)):$(PATH)
 export ANSIBLE_CONFIG := $(abspath ansible.cfg)
 # The collection as Ansible expects to find it: <path>/ansible_collections/inferops/vllm_cluster.
@@ -19,15 +29,21 @@ LAB_INVENTORIES ?= inventories/lab
 LAB_I := $(addprefix -i ,$(LAB_INVENTORIES))
 MOLECULE_SCENARIOS ?= default incident restarts mp
 
-.PHONY: help setup host lab-images lab lab-up lab-down test lint unit sanity molecule integration bench clean
+.PHONY: help setup host lab-images lab lab-up lab-down lab-reset test test-fast lint unit sanity molecule integration verify bench clean
 
 help:
 	@sed -n 's/^#   //p' Makefile
 
+# $(VENV) is a link to the cached venv for this requirements.txt (built there when missing; `.complete` is written
+# last, so an interrupted build is started again rather than used).
 $(BIN)/.installed: requirements.txt
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --disable-pip-version-check -r requirements.txt
-	touch $@
+	if [[ ! -f $(VENV_BUILD)/.complete ]]; then \
+	  rm -rf $(VENV_BUILD) && $(PYTHON) -m venv $(VENV_BUILD) && \
+	  $(VENV_BUILD)/bin/pip install -q --disable-pip-version-check -r requirements.txt && touch $(VENV_BUILD)/.complete; \
+	fi
+	if [[ -d $(VENV) && ! -L $(VENV) ]]; then rm -rf $(VENV); fi
+	ln -sfn $(VENV_BUILD) $(VENV)
+	touch $(VENV_BUILD)/bin/.installed
 
 $(COLLECTION_LINK):
 	mkdir -p $(dir $@)
@@ -50,7 +66,13 @@ lab: lab-up
 lab-down: setup
 	ansible-playbook $(LAB_I) lab/playbooks/destroy.yml
 
-test: setup lint unit sanity lab-images molecule integration
+lab-reset: setup
+	ansible-playbook $(LAB_I) lab/playbooks/reset.yml
+
+test:
+	tests/suite/run
+
+test-fast: setup lint unit sanity
 
 lint: setup
 	yamllint --strict .
@@ -65,9 +87,14 @@ sanity: setup
 molecule: setup lab-images
 	for scenario in $(MOLECULE_SCENARIOS); do molecule test -s $$scenario; done
 
-# Real playbook runs against a converged lab (tests/integration); the lab is removed afterwards.
-integration: lab
-	status=0; pytest -q tests/integration || status=$$?; $(MAKE) lab-down; exit $$status
+# Against the lab that is up (make lab): real playbook runs (tests/integration), in the suite's order.
+K ?=
+integration: setup
+	pytest -p no:cacheprovider -q tests/integration $(if $(K),-k "$(K)")
+
+S ?= default
+verify: setup
+	molecule verify -s $(S)
 
 # Unattended, 15 to 25 minutes on 2 cores, depending on how busy the host is; the lab (up to 4 nodes) is removed afterwards.
 bench: setup lab-images
@@ -75,3 +102,4 @@ bench: setup lab-images
 
 clean: lab-down
 	rm -rf $(VENV) .ansible .cache
+	@echo "kept: $(INFEROPS_CACHE_DIR) (venvs, wheels, image archives; remove it by hand to rebuild them)"

@@ -5,24 +5,32 @@ from __future__ import annotations
 
 import copy
 import json
+import time
+import urllib.request
 
 import pytest
 
+from test_vllm_server import HEAD_URL
 
+
+@pytest.mark.readonly
 def test_parallelism_above_the_inventorys_gpus(lab, tmp_path, unchanged):
     lab.expect_failure(tmp_path, ["[F9] cluster: vllm_server_tensor_parallel_size 4 x vllm_server_pipeline_parallel_size 1 = 4",
                                   "the inventory has 2 nodes x 1 GPUs = 2"], "-e", "vllm_server_tensor_parallel_size=4")
 
 
+@pytest.mark.readonly
 def test_empty_model(lab, tmp_path, unchanged):
     lab.expect_failure(tmp_path, ["vllm_server_model is empty: vLLM would have nothing to serve"], "-e", "vllm_server_model=")
 
 
+@pytest.mark.readonly
 @pytest.mark.parametrize("variable", ["vllm_server_port", "vllm_cluster_ray_port"])
 def test_port_out_of_range(lab, tmp_path, unchanged, variable):
     lab.expect_failure(tmp_path, [f"{variable}=70000 is not a TCP port (1-65535)"], "-e", f"{variable}=70000")
 
 
+@pytest.mark.readonly
 @pytest.mark.parametrize(("override", "message"), [
     ("vllm_cluster_ray_node_manager_port=8000", "vllm_cluster_ray_node_manager_port=8000 is also given to vllm_server_port"),
     ("vllm_server_port=12000", "vllm_server_port=12000 lies inside Ray's worker port range 10002-19999"),
@@ -32,6 +40,7 @@ def test_ports_that_would_collide(lab, tmp_path, unchanged, override, message):
     lab.expect_failure(tmp_path, [message], "-e", override)
 
 
+@pytest.mark.readonly
 def test_image_archive_missing(lab, tmp_path, unchanged):
     lab.expect_failure(tmp_path, ["vllm_cluster_image_archive=/srv/lab-images/missing.tar does not exist on the node"],
                        "-e", "vllm_cluster_image_archive=/srv/lab-images/missing.tar")
@@ -58,6 +67,7 @@ def test_token_auth_required_with_a_ray_that_lacks_it(lab, tmp_path, image_with_
                        "-e", "vllm_cluster_ray_auth=token")
 
 
+@pytest.mark.readonly
 @pytest.mark.parametrize(("extra", "message"), [
     ({"vllm_cluster_extra_env": {"X": "x\nRAY_ADDRESS=elsewhere:1"}},
      "vllm_cluster_extra_env: the value of X holds a line break; in an env file the rest would become a variable of its own."),
@@ -71,23 +81,27 @@ def test_extra_env_that_would_override_the_pinning(lab, tmp_path, unchanged, ext
     assert "elsewhere" not in output  # values are never printed: they may be secrets
 
 
+@pytest.mark.readonly
 def test_extra_env_refused_by_a_vllm_only_run_too(lab, tmp_path, unchanged):
     """--tags vllm skips preflight: the env file's own check stops it before the file is written."""
     lab.expect_failure(tmp_path, ["vllm_server_env: the value of X holds a line break", "Nothing was written."],
                        "--tags", "vllm", "-e", json.dumps({"vllm_server_env": {"X": "1\nVLLM_HOST_IP=198.18.0.180"}}))
 
 
+@pytest.mark.readonly
 def test_interconnect_cidr_covering_the_management_network(lab, tmp_path, unchanged):
     lab.expect_failure(tmp_path, ["[F5] spark-1: vllm_cluster_interconnect_cidr=198.18.0.0/23 also covers its management "
                                   "address 198.18.0.180 (default route, eth0)", "(e.g. 198.18.1.0/24)"],
                        "-e", "vllm_cluster_interconnect_cidr=198.18.0.0/23")
 
 
+@pytest.mark.readonly
 def test_firewall_table_that_is_no_nftables_name(lab, tmp_path, unchanged):
     lab.expect_failure(tmp_path, ['ray_firewall_table="x; flush ruleset" is not an nftables table name'],
                        "-e", json.dumps({"ray_firewall_enabled": True, "ray_firewall_table": "x; flush ruleset"}))
 
 
+@pytest.mark.readonly
 def test_a_host_both_head_and_worker(lab, tmp_path, unchanged):
     hosts = copy.deepcopy(lab.hosts)
     hosts["vllm_cluster"]["children"]["ray_workers"]["hosts"]["spark-1"] = dict(
@@ -95,30 +109,43 @@ def test_a_host_both_head_and_worker(lab, tmp_path, unchanged):
     lab.expect_failure(tmp_path, ["spark-1 is in both ray_head and ray_workers"], hosts=hosts)
 
 
-@pytest.fixture()
-def vllm_port_taken(lab):
-    """vLLM stopped on spark-1 and a listener of another process on its port (only for this test)."""
+@pytest.fixture(scope="module")
+def vllm_stopped(lab):
+    """vLLM stopped on spark-1 for the tests that need it so (its port free, the free-memory check that runs only
+    before vLLM starts), started again once after the last of them, and waited for: one model load, not one each."""
     lab.node("spark-1", "docker", "stop", "vllm-cluster-vllm")
+    yield
+    lab.node("spark-1", "docker", "start", "vllm-cluster-vllm")
+    deadline = time.monotonic() + 300
+    while not vllm_healthy():
+        assert time.monotonic() < deadline, "vLLM did not answer /health within 300 s of its restart"
+        time.sleep(2)
+
+
+def vllm_healthy() -> bool:
+    try:
+        with urllib.request.urlopen(f"{HEAD_URL}/health", timeout=5) as response:
+            return response.status == 200
+    except OSError:  # refused while it loads, or a timeout
+        return False
+
+
+@pytest.fixture()
+def vllm_port_taken(lab, vllm_stopped):
+    """A listener of another process on vLLM's port (only for this test)."""
     listener = lab.node("spark-1", "sh", "-c", "python3 -m http.server 8000 --bind 127.0.0.1 >/dev/null 2>&1 & echo $!").stdout.strip()
     yield
     lab.node("spark-1", "kill", listener)
-    lab.node("spark-1", "docker", "start", "vllm-cluster-vllm")
 
 
+@pytest.mark.restarts_layers
 def test_a_port_taken_by_another_process(lab, tmp_path, vllm_port_taken):
     before = lab.containers()
     lab.expect_failure(tmp_path, ["spark-1: vllm_server_port=8000 already in use by another process"])
     assert lab.containers() == before, "a failed run must not create, change or restart any container"
 
 
-@pytest.fixture()
-def vllm_stopped(lab):
-    """vLLM stopped on spark-1 (only for this test): the free-memory check runs only before vLLM starts."""
-    lab.node("spark-1", "docker", "stop", "vllm-cluster-vllm")
-    yield
-    lab.node("spark-1", "docker", "start", "vllm-cluster-vllm")
-
-
+@pytest.mark.restarts_layers
 def test_less_free_unified_memory_than_vllm_asks_for_f18(lab, tmp_path, vllm_stopped):
     """The lab's nodes share the host's memory: 0.99 of it is never free. Every node is named, nothing starts."""
     before = lab.containers()

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 
+
+@pytest.mark.readonly
 def test_an_unreachable_node_is_marked_and_the_rest_reported(lab, tmp_path, unchanged):
     hosts = copy.deepcopy(lab.hosts)
     # a third node whose container does not exist: the connection fails as on a powered-off server
@@ -22,6 +25,7 @@ def test_an_unreachable_node_is_marked_and_the_rest_reported(lab, tmp_path, unch
     assert "UNREACHABLE spark-9: nothing could be read from it" in output
 
 
+@pytest.mark.readonly
 def test_a_custom_cluster_name_is_the_one_read(lab, tmp_path, unchanged):
     report = tmp_path / "diagnose.md"
     result = lab.playbook(tmp_path, "--check", "-e", f"diagnose_report={report}", "-e", "vllm_cluster_name=other",

@@ -6,6 +6,8 @@ import re
 import subprocess
 import time
 
+import pytest
+
 from conftest import PRELAUNCH_CHECK, task_outcome
 from test_vllm_server import api_key, get_models
 
@@ -22,6 +24,7 @@ def converge(lab, tmp_path):
     return result
 
 
+@pytest.mark.restarts_layers
 def test_killed_worker_is_named_by_validate(lab, tmp_path):
     # Docker restarts a killed unless-stopped container at once, and Ray can then heal before validate
     # looks (seen once in CI): this worker must stay down. The converge below restores the policy.
@@ -43,6 +46,7 @@ def test_killed_worker_is_named_by_validate(lab, tmp_path):
         assert policy.stdout.strip() == "unless-stopped"
 
 
+@pytest.mark.restarts_layers
 def test_worker_restarted_without_a_clean_stop_passes_validate_once_ray_drops_its_old_raylet(lab, tmp_path):
     # SIGKILL, so the old raylet cannot unregister: Ray keeps it alive beside the new one for a few
     # seconds, at the same address. Validate must wait that out instead of probing the stale node.
@@ -64,6 +68,7 @@ def test_worker_restarted_without_a_clean_stop_passes_validate_once_ray_drops_it
         converge(lab, tmp_path)
 
 
+@pytest.mark.restarts_layers
 def test_head_restarted_by_hand_is_healed_by_site_yml(lab, tmp_path):
     lab.node("spark-1", "docker", "restart", "vllm-cluster-ray-head")
     result = converge(lab, tmp_path)

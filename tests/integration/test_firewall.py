@@ -83,6 +83,7 @@ def test_firewall_closes_rays_ports_to_management_and_keeps_the_cluster(lab, tmp
     assert set(ray_ports_from_management().values()) == {"open"}
 
 
+@pytest.mark.readonly
 def test_bad_firewall_source_fails_before_anything_changes(lab, tmp_path, unchanged):
     result = lab.playbook(tmp_path, "--tags", "ray_firewall", *ON, "-e", '{"ray_firewall_allowed_cidrs": ["198.18.2.0/33"]}')
     output = result.stdout + result.stderr
@@ -91,6 +92,7 @@ def test_bad_firewall_source_fails_before_anything_changes(lab, tmp_path, unchan
     assert TABLE not in lab.node("spark-1", "nft", "list", "tables").stdout
 
 
+@pytest.mark.readonly
 def test_boot_unit_without_systemd_fails_before_anything_changes(lab, tmp_path, unchanged):
     # the lab's nodes run tini, not systemd: asking for the boot unit there must say so, not half-install
     result = lab.playbook(tmp_path, "--tags", "ray_firewall", *ON, "-e", "ray_firewall_persist=true")

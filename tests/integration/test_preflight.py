@@ -40,43 +40,51 @@ def no_head(hosts: dict) -> dict:
     return hosts
 
 
+@pytest.mark.readonly
 def test_invalid_cidr(lab, tmp_path, unchanged):
     lab.expect_failure(tmp_path, ['vllm_cluster_interconnect_cidr="198.18.1.0/33" is not an IPv4 network'],
                        "-e", "vllm_cluster_interconnect_cidr=198.18.1.0/33")
 
 
+@pytest.mark.readonly
 def test_no_interconnect_address_f5(lab, tmp_path, unchanged):
     lab.expect_failure(tmp_path, ["[F5] spark-1: no address inside the interconnect 198.18.7.0/24", "198.18.0.180"],
                        "-e", "vllm_cluster_interconnect_cidr=198.18.7.0/24")
 
 
+@pytest.mark.readonly
 def test_configured_ip_outside_cidr_f5(lab, tmp_path, unchanged):
     hosts = with_host_vars(lab.hosts, "spark-2", vllm_cluster_node_ip="198.18.0.181")
     lab.expect_failure(tmp_path, ["[F5] spark-2: vllm_cluster_node_ip=198.18.0.181 lies outside the interconnect 198.18.1.0/24"],
                        hosts=hosts)
 
 
+@pytest.mark.readonly
 def test_configured_ip_not_on_host_f5(lab, tmp_path, unchanged):
     hosts = with_host_vars(lab.hosts, "spark-2", vllm_cluster_node_ip="198.18.1.99")
     lab.expect_failure(tmp_path, ["[F5] spark-2: vllm_cluster_node_ip=198.18.1.99 is not assigned on any interface",
                                   "interconnect addresses here: 198.18.1.13"], hosts=hosts)
 
 
+@pytest.mark.readonly
 def test_interface_absent_f7(lab, tmp_path, unchanged):
     hosts = with_host_vars(lab.hosts, "spark-1", vllm_cluster_interconnect_interface="enp1s0f1np1")
     lab.expect_failure(tmp_path, ['[F7] spark-1: interface "enp1s0f1np1" does not exist', "198.18.1.12 is on eth1"], hosts=hosts)
 
 
+@pytest.mark.readonly
 def test_interface_without_the_address_f7(lab, tmp_path, unchanged):
     hosts = with_host_vars(lab.hosts, "spark-1", vllm_cluster_interconnect_interface="eth0")
     lab.expect_failure(tmp_path, ['[F7] spark-1: interface "eth0" does not carry 198.18.1.12'], hosts=hosts)
 
 
+@pytest.mark.readonly
 def test_two_heads(lab, tmp_path, unchanged):
     lab.expect_failure(tmp_path, ["The ray_head group holds 2 hosts (spark-1, spark-2); expected exactly one"],
                        hosts=two_heads(lab.hosts))
 
 
+@pytest.mark.readonly
 def test_no_head(lab, tmp_path, unchanged):
     lab.expect_failure(tmp_path, ["The ray_head group holds 0 hosts (none); expected exactly one"], hosts=no_head(lab.hosts))
 
@@ -145,6 +153,7 @@ def test_worker_cannot_reach_the_gcs_f6(lab, tmp_path, gcs_blocked_from_spark2, 
                                   "ping -I eth1 198.18.1.12"], "-e", "ray_worker_gcs_reach_timeout=5")
 
 
+@pytest.mark.readonly
 def test_logind_remove_ipc_for_a_login_user_is_a_note_under_rootful_docker_f13(lab, tmp_path, unchanged):
     # The lab's nodes have systemd's tools but no running systemd: logind's configuration is read from
     # its files, as on a Spark. Connecting as a uid-1000 user (a Spark's login user) makes RemoveIPC apply to

@@ -42,6 +42,7 @@ def test_a_second_copy_of_the_inventory_takes_the_heads_token(lab, tmp_path, unc
     assert copied.stat().st_mode & 0o777 == 0o600
 
 
+@pytest.mark.readonly
 @pytest.mark.parametrize("limit", [[], ["--limit", "spark-2"]], ids=["all", "limit-worker"])
 def test_another_token_is_refused_before_anything_changes(lab, tmp_path, unchanged, limit):
     before = node_token(lab, "spark-1")
@@ -59,6 +60,7 @@ def test_another_token_is_refused_before_anything_changes(lab, tmp_path, unchang
     assert node_token(lab, "spark-1") == node_token(lab, "spark-2") == before
 
 
+@pytest.mark.restarts_layers
 def test_rotation_replaces_the_token_everywhere_and_the_cluster_serves_again(lab, tmp_path):
     old_token, old_ids = CONTROLLER_TOKEN.read_text().strip(), container_ids(lab)
     result = lab.playbook(tmp_path, "-e", "vllm_cluster_ray_auth_rotate=true")
@@ -74,6 +76,7 @@ def test_rotation_replaces_the_token_everywhere_and_the_cluster_serves_again(lab
     assert old_token not in output and new_token not in output
 
 
+@pytest.mark.restarts_layers
 def test_settings_removed_from_the_inventory_leave_the_containers(lab, tmp_path):
     """Ray auth off then on again, and an extra variable added then removed: both ways converge."""
     token = CONTROLLER_TOKEN.read_text().strip()

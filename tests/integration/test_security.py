@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
 from conftest import REPO
@@ -31,6 +32,7 @@ def runtime_image(lab) -> str:
     return lab.node("spark-1", "docker", "inspect", "--format", "{{.Config.Image}}", "vllm-cluster-ray-head").stdout.strip()
 
 
+@pytest.mark.readonly
 def test_dashboard_and_jobs_api_unreachable_from_the_other_node(lab):
     assert probe_port(lab, "spark-2", HEAD_IC, 8265).startswith("closed")
     # on the head itself it does serve (bound to loopback), so the closed port above is the binding, not a dead dashboard
@@ -53,6 +55,7 @@ def test_ray_client_without_the_token_is_refused(lab):
     assert admitted.returncode == 0, admitted.stdout[-2000:] + admitted.stderr[-2000:]
 
 
+@pytest.mark.restarts_layers
 def test_secrets_appear_in_no_output_even_at_vvv(lab, tmp_path):
     """The token, the API key, the hub token, a key in vllm_server_env and a proxy password in the extra env,
     through a vLLM restart at -vvv with --diff (container results and env files' diffs included). The hub token
@@ -79,6 +82,7 @@ def test_secrets_appear_in_no_output_even_at_vvv(lab, tmp_path):
     assert lab.node("spark-2", "docker", "exec", "vllm-cluster-ray-worker", "python3", "-c", read_token).stdout.strip() == "None"
 
 
+@pytest.mark.readonly
 def test_secrets_only_in_root_only_files_and_never_in_container_metadata(lab):
     secrets = [ray_token(), api_key()]
     for host in ("spark-1", "spark-2"):
@@ -99,6 +103,7 @@ def test_secrets_only_in_root_only_files_and_never_in_container_metadata(lab):
     assert json.loads(metadata)  # the inspected containers were really there
 
 
+@pytest.mark.readonly
 def test_diagnose_report_masks_secrets(lab, tmp_path):
     report = tmp_path / "diagnose.md"
     result = lab.playbook(tmp_path, "--check", "-e", f"diagnose_report={report}", playbook="playbooks/diagnose.yml")
@@ -109,6 +114,7 @@ def test_diagnose_report_masks_secrets(lab, tmp_path):
         assert secret not in text
 
 
+@pytest.mark.readonly
 def test_rays_world_writable_temp_root_sits_in_a_root_only_directory(lab):
     for host in ("spark-1", "spark-2"):
         modes = lab.node(host, "stat", "-c", "%a %U", "/var/lib/inferops-vllm-cluster/ray",

@@ -8,6 +8,8 @@ import time
 import urllib.error
 import urllib.request
 
+import pytest
+
 from test_vllm_server import HEAD_URL, api_key
 
 RANK_ROW = r"{rank}\s+{host}\s+{address}\s+ALIVE"
@@ -47,6 +49,7 @@ def complete() -> int:
         return json.load(response)["usage"]["completion_tokens"]
 
 
+@pytest.mark.readonly
 def test_validate_shows_one_rank_on_each_node_and_a_completion_answers(lab, tmp_path):
     result = lab.playbook(tmp_path, "--tags", "validate")
     output = result.stdout + result.stderr
@@ -57,6 +60,7 @@ def test_validate_shows_one_rank_on_each_node_and_a_completion_answers(lab, tmp_
     assert complete() > 0
 
 
+@pytest.mark.restarts_layers
 def test_dead_rank_on_spark_2_is_named_by_validate_and_healed_by_a_vllm_restart(lab, tmp_path):
     [rank] = [r for r in ranks(lab) if r["address"] == "198.18.1.13"]
     lab.node("spark-2", "docker", "exec", "vllm-cluster-ray-worker", "kill", "-9", str(rank["pid"]))
@@ -83,6 +87,7 @@ def test_dead_rank_on_spark_2_is_named_by_validate_and_healed_by_a_vllm_restart(
         raise
 
 
+@pytest.mark.readonly
 def test_lab_runtime_without_its_platform_plugin_refuses_ray_as_the_note_says(lab):
     # VLLM_PLUGINS names the plugins vLLM may load; an empty name loads none of them.
     check = (

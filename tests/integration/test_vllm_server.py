@@ -7,6 +7,7 @@ import time
 import urllib.error
 import urllib.request
 
+import pytest
 import yaml
 
 from conftest import LAB_INVENTORY, PRELAUNCH_CHECK, task_outcome
@@ -27,6 +28,7 @@ def get_models(key: str | None) -> tuple[int, dict]:
         return exc.code, {}
 
 
+@pytest.mark.restarts_layers
 def test_wrong_model_path_fails_within_bound_with_vllms_error(lab, tmp_path):
     started = time.monotonic()
     result = lab.playbook(tmp_path, "--tags", "vllm", "-e", "vllm_server_model=/models/does-not-exist")

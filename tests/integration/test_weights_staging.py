@@ -102,6 +102,7 @@ def test_not_enough_space_is_refused_before_anything_is_copied(lab, tmp_path):
     assert stage(lab, tmp_path)[0] == 0
 
 
+@pytest.mark.readonly
 def test_every_rank_runs_offline(lab):
     for host in ("spark-1", "spark-2"):
         names = lab.node(host, "docker", "ps", "--format", "{{.Names}}").stdout.split()

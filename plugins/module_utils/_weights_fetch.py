@@ -3,11 +3,13 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Copies the files a node lacks from the head's throwaway HTTP server (bound to the head's interconnect
 address), one at a time, each into `<name>.part`, resumed with a Range request after an interruption, checked
-against the head's sha256 before it replaces the file. Progress goes to a small JSON file the play polls.
-Private to the collection."""
+against the head's sha256 before it replaces the file. Progress goes to a small JSON file the play polls. The
+cache is writable by the cluster's containers: each name from the head's manifest is checked, and every `.part`,
+rename and progress file is opened without following a link (_weights_paths). Private to the collection."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -16,7 +18,14 @@ import urllib.parse
 
 from ansible.module_utils.urls import open_url
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_manifest import sha256_of
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import (
+    Untrusted,
+    open_below,
+    relative_problem,
+    replace_below,
+    unlink_below,
+    write_sidecar,
+)
 
 CHUNK = 8 * 1024 * 1024
 
@@ -26,53 +35,77 @@ class FetchError(Exception):
 
 
 def _write_progress(progress_file: str, state: t.Mapping[str, t.Any]) -> None:
-    if not progress_file:
-        return
-    os.makedirs(os.path.dirname(progress_file) or ".", exist_ok=True)
-    tmp = progress_file + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(dict(state), handle)
-    os.replace(tmp, progress_file)
+    if progress_file:
+        write_sidecar(progress_file, json.dumps(dict(state)))
+
+
+def _part_size(dest: str, part: str) -> int:
+    try:
+        fd = open_below(dest, part, os.O_RDONLY)
+    except FileNotFoundError:
+        return 0
+    try:
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+
+
+def _part_digest(dest: str, part: str) -> tuple[str, int]:
+    digest, size = hashlib.sha256(), 0
+    with os.fdopen(open_below(dest, part, os.O_RDONLY), "rb") as handle:
+        for block in iter(lambda: handle.read(CHUNK), b""):
+            digest.update(block)
+            size += len(block)
+    return digest.hexdigest(), size
 
 
 def fetch_one(base_url: str, relative: str, entry: t.Mapping[str, t.Any], dest: str, timeout: float,
               on_bytes: t.Callable[[int], None]) -> int:
     """Copies one file; returns the bytes transferred this time (a resumed file counts only the rest)."""
-    target = os.path.join(dest, relative)
-    part = target + ".part"
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    have = os.path.getsize(part) if os.path.exists(part) else 0
-    size = int(entry["size"])
-    if have > size:
-        os.remove(part)
-        have = 0
-    transferred = 0
-    if have < size:
-        url = base_url.rstrip("/") + "/" + urllib.parse.quote(relative)
-        headers = {"Range": f"bytes={have}-"} if have else {}
-        try:
-            with open_url(url, headers=headers, timeout=timeout, use_proxy=False) as response:
-                if have and response.status != 206:
-                    have = 0  # the server ignored the range: start over
-                with open(part, "ab" if have else "wb") as handle:
-                    for block in iter(lambda: response.read(CHUNK), b""):
-                        handle.write(block)
-                        transferred += len(block)
-                        on_bytes(len(block))
-        except OSError as exc:
-            raise FetchError(f"{relative}: {exc} (after {have + transferred} of {size} bytes; a re-run resumes)") from exc
-    digest, got = sha256_of(part), os.path.getsize(part)
-    if got != size or digest != entry["sha256"]:
-        os.remove(part)
-        raise FetchError(f"{relative}: {got} bytes, sha256 {digest[:12]}, but the head's has {size} bytes, sha256 "
-                         f"{str(entry['sha256'])[:12]}; removed, a re-run copies it again")
-    os.replace(part, target)
+    problem = relative_problem("", relative)
+    if problem:
+        raise FetchError(problem)
+    part = relative + ".part"
+    try:
+        have = _part_size(dest, part)
+        size = int(entry["size"])
+        if have > size:
+            unlink_below(dest, part)
+            have = 0
+        transferred = 0
+        if have < size:
+            url = base_url.rstrip("/") + "/" + urllib.parse.quote(relative)
+            headers = {"Range": f"bytes={have}-"} if have else {}
+            try:
+                with open_url(url, headers=headers, timeout=timeout, use_proxy=False) as response:
+                    if have and response.status != 206:
+                        have = 0  # the server ignored the range: start over
+                    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if have else os.O_TRUNC)
+                    with os.fdopen(open_below(dest, part, flags, make_dirs=True), "wb") as handle:
+                        for block in iter(lambda: response.read(CHUNK), b""):
+                            handle.write(block)
+                            transferred += len(block)
+                            on_bytes(len(block))
+            except Untrusted:
+                raise
+            except OSError as exc:
+                raise FetchError(f"{relative}: {exc} (after {have + transferred} of {size} bytes; a re-run resumes)") from exc
+        digest, got = _part_digest(dest, part)
+        if got != size or digest != entry["sha256"]:
+            unlink_below(dest, part)
+            raise FetchError(f"{relative}: {got} bytes, sha256 {digest[:12]}, but the head's has {size} bytes, sha256 "
+                             f"{str(entry['sha256'])[:12]}; removed, a re-run copies it again")
+        replace_below(dest, part, relative)
+    except Untrusted as exc:
+        raise FetchError(str(exc)) from exc
     return transferred
 
 
 def fetch_files(base_url: str, files: t.Mapping[str, t.Mapping[str, t.Any]], dest: str, timeout: float = 60,
                 progress_file: str = "", clock: t.Callable[[], float] = time.monotonic) -> dict[str, t.Any]:
     """Copies every file of `files` (relative path -> {size, sha256}) into dest; returns what it did."""
+    # dest's own path is the caller's to trust (model_fetch makes it without following links); below it nothing is
+    os.makedirs(dest, exist_ok=True)
     total = sum(int(entry["size"]) for entry in files.values())
     state = {"files": len(files), "done": 0, "bytes": 0, "total": total, "started": clock(), "current": "",
              "wall": time.time()}

@@ -13,6 +13,8 @@ import json
 import os
 import typing as t
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import read_sidecar, write_sidecar
+
 CHUNK = 8 * 1024 * 1024
 
 
@@ -26,51 +28,50 @@ def sha256_of(path: str) -> str:
 
 def _load(cache_file: str) -> dict[str, t.Any]:
     try:
-        with open(cache_file, encoding="utf-8") as handle:
-            data = json.load(handle)
+        data = json.loads(read_sidecar(cache_file))
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}
 
 
 def _save(cache_file: str, cache: t.Mapping[str, t.Any]) -> None:
-    os.makedirs(os.path.dirname(cache_file) or ".", exist_ok=True)
-    with open(cache_file + ".tmp", "w", encoding="utf-8") as handle:
-        json.dump(dict(cache), handle)
-    os.replace(cache_file + ".tmp", cache_file)
+    write_sidecar(cache_file, json.dumps(dict(cache)))
 
 
 def read_manifest(root: str, cache_file: str = "", hash_file: t.Callable[[str], str] = sha256_of,
-                  keep: bool = True) -> dict[str, t.Any]:
-    """{relative path: {size, sha256}} of every regular file under root (symlinks followed); {} when root does
-    not exist. Hashes are reused from cache_file while a file's size and mtime are unchanged; unless keep is
-    false (check mode), the cache is rewritten with what was read. Returns the manifest and how many files were
-    hashed this time."""
+                  keep: bool = True, names: t.Optional[t.Iterable[str]] = None) -> dict[str, t.Any]:
+    """{relative path: {size, sha256}} of every regular file under root (symlinks followed), or of `names` when
+    given (what _weights_paths.snapshot_files accepted); {} when root does not exist. Hashes are reused from
+    cache_file while a file's size and mtime are unchanged; unless keep is false (check mode), the cache is
+    rewritten with what was read. Returns the manifest and how many files were hashed this time."""
     files: dict[str, dict[str, t.Any]] = {}
     cache = _load(cache_file) if cache_file else {}
     hashed = 0
     if not os.path.isdir(root):
         return {"files": files, "hashed": 0}
-    for folder, dirs, names in os.walk(root, followlinks=True):
-        dirs.sort()
-        for name in sorted(names):
-            if name.endswith(".part"):
-                continue
-            path = os.path.join(folder, name)
-            relative = os.path.relpath(path, root)
-            stat = os.stat(path)
-            key = f"{stat.st_size}:{stat.st_mtime_ns}"
-            known = cache.get(relative) or {}
-            if known.get("key") == key and known.get("sha256"):
-                digest = known["sha256"]
-            else:
-                digest = hash_file(path)
-                hashed += 1
-            files[relative] = {"size": stat.st_size, "sha256": digest, "key": key}
+    for relative in sorted(names) if names is not None else _walk(root):
+        path = os.path.join(root, relative)
+        stat = os.stat(path)
+        key = f"{stat.st_size}:{stat.st_mtime_ns}"
+        known = cache.get(relative) or {}
+        if known.get("key") == key and known.get("sha256"):
+            digest = known["sha256"]
+        else:
+            digest = hash_file(path)
+            hashed += 1
+        files[relative] = {"size": stat.st_size, "sha256": digest, "key": key}
     if cache_file and keep:
         _save(cache_file, {path: {"key": entry["key"], "sha256": entry["sha256"]} for path, entry in files.items()})
     return {"files": {path: {"size": entry["size"], "sha256": entry["sha256"]} for path, entry in files.items()},
             "hashed": hashed}
+
+
+def _walk(root: str) -> t.Iterator[str]:
+    for folder, dirs, names in os.walk(root, followlinks=True):
+        dirs.sort()
+        for name in sorted(names):
+            if not name.endswith(".part"):
+                yield os.path.relpath(os.path.join(folder, name), root)
 
 
 def remember(root: str, cache_file: str, digests: t.Mapping[str, str]) -> None:

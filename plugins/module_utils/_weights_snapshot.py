@@ -4,17 +4,23 @@
 """One model's folder in a hub cache, as huggingface_hub lays it out and vLLM reads it offline:
 `models--ORG--NAME/refs/<ref>` holds a commit, `snapshots/<commit>/` its files. Which commit a ref names, where
 an operator's own copy of the model is (an HF_HOME, its hub folder or the model's folder), bringing that copy
-into the head's cache, and pointing a node's ref at the staged commit. Private to the collection."""
+into the head's cache, and pointing a node's ref at the staged commit. Everything read from a cache is checked
+and every file is opened without following links (_weights_paths). Private to the collection."""
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights import repo_folder
-
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import (
+    is_commit,
+    open_below,
+    read_commit,
+    replace_below,
+    snapshot_files,
+    write_below,
+)
 
 
 def repo_dir(cache_root: str, model: str) -> str:
@@ -27,27 +33,22 @@ def snapshot_path(cache_root: str, model: str, commit: str) -> str:
     return os.path.join(repo_dir(cache_root, model), "snapshots", commit)
 
 
-def read_ref(repo: str, ref: str) -> str:
+def read_ref(repo: str, ref: str, host: str = "") -> str:
     """The commit a ref names in a model folder ('' when none); a commit given as the ref names itself when
-    its snapshot is there."""
-    if _COMMIT.match(ref):
+    its snapshot is there. The ref file is read as data, never through a link, and must hold a commit
+    (Untrusted otherwise): its content becomes a path."""
+    if is_commit(ref):
         return ref if os.path.isdir(os.path.join(repo, "snapshots", ref)) else ""
-    try:
-        with open(os.path.join(repo, "refs", ref), encoding="utf-8") as handle:
-            return handle.read().strip()
-    except OSError:
+    if not os.path.isdir(repo):
         return ""
+    return read_commit(repo, f"refs/{ref}", host)
 
 
-def write_ref(repo: str, ref: str, commit: str) -> bool:
+def write_ref(repo: str, ref: str, commit: str, host: str = "") -> bool:
     """Points refs/<ref> at commit (what vLLM resolves with HF_HUB_OFFLINE=1); True when that changed it."""
-    if _COMMIT.match(ref) or read_ref(repo, ref) == commit:
+    if is_commit(ref) or read_ref(repo, ref, host) == commit:
         return False
-    path = os.path.join(repo, "refs", ref)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".tmp", "w", encoding="utf-8") as handle:
-        handle.write(commit)
-    os.replace(path + ".tmp", path)
+    write_below(repo, f"refs/{ref}", commit, host)
     return True
 
 
@@ -62,30 +63,25 @@ def find_repo(source: str, model: str) -> str:
     return ""
 
 
-def file_sizes(root: str) -> dict[str, int]:
-    """Every regular file under root (symlinks into blobs followed) and its size; .part files left out."""
-    sizes = {}
-    for folder, dirs, names in os.walk(root, followlinks=True):
-        dirs.sort()
-        for name in names:
-            if not name.endswith(".part"):
-                path = os.path.join(folder, name)
-                sizes[os.path.relpath(path, root)] = os.path.getsize(path)
-    return sizes
-
-
-def import_snapshot(source_dir: str, target_dir: str) -> list[str]:
-    """Copies into target_dir (the head's snapshot) every file of source_dir that is missing there or has
-    another size, as a regular file; returns what it copied. Sizes decide, not hashes: the operator's copy is
-    read once, and the head's manifest, taken afterwards, hashes what the nodes will receive."""
+def import_snapshot(source_repo: str, commit: str, target_dir: str, host: str = "") -> list[str]:
+    """Copies into target_dir (the head's snapshot) every file of the source's snapshot that is missing there
+    or has another size, as a regular file; returns what it copied. The source's entries must be files or links
+    into its own blobs/ (snapshot_files); each is read through a descriptor and written to a fresh `.part`
+    never through a link. Sizes decide, not hashes: the operator's copy is read once, and the head's manifest,
+    taken afterwards, hashes what the nodes will receive."""
+    source_dir = os.path.join(source_repo, "snapshots", commit)
     copied = []
-    for relative, size in sorted(file_sizes(source_dir).items()):
+    for relative in snapshot_files(source_repo, commit, host):
+        size = os.path.getsize(os.path.join(source_dir, relative))
         target = os.path.join(target_dir, relative)
-        if os.path.isfile(target) and os.path.getsize(target) == size:
+        if os.path.isfile(target) and not os.path.islink(target) and os.path.getsize(target) == size:
             continue
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        shutil.copyfile(os.path.join(source_dir, relative), target + ".part")
-        os.replace(target + ".part", target)
+        os.makedirs(target_dir, exist_ok=True)
+        out = open_below(target_dir, relative + ".part", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, host=host,
+                         make_dirs=True)
+        with open(os.path.join(source_dir, relative), "rb") as src, os.fdopen(out, "wb") as dst:
+            shutil.copyfileobj(src, dst, 8 * 1024 * 1024)
+        replace_below(target_dir, relative + ".part", relative, host)
         copied.append(relative)
     return copied
 

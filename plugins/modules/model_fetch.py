@@ -100,6 +100,15 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights imp
     verify_problem,
 )
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_fetch import FetchError, fetch_files
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import (
+    MESSAGES,
+    Untrusted,
+    is_commit,
+    make_dirs_below,
+    ref_name_problem,
+    relative_problem,
+    snapshot_files,
+)
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_manifest import read_manifest, remember
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_snapshot import (
     hash_cache_file,
@@ -137,15 +146,30 @@ def main() -> None:
     )
     p = module.params
     host = p["host"] or os.uname().nodename
+    # The head's commit and file names become paths written as root here: checked before any is used.
+    problems = [ref_name_problem(host, p["ref"])] + [relative_problem(host, name) for name in sorted(p["files"])]
+    if not is_commit(p["commit"]):
+        problems.append(MESSAGES["F17_REF_CONTENT"].format(host=host, path="the head's ref", content=p["commit"]))
+    if any(problems):
+        module.fail_json(msg="; ".join(problem for problem in problems if problem))
+    try:
+        fetch(module, p, host)
+    except Untrusted as exc:
+        module.fail_json(msg=str(exc))
+
+
+def fetch(module: AnsibleModule, p: dict, host: str) -> None:
+    """Plans, copies what differs, verifies and points the ref; exits the module."""
     repo = repo_dir(p["cache_dir"], p["model"])
     snapshot = snapshot_path(p["cache_dir"], p["model"], p["commit"])
     hashes = hash_cache_file(p["cache_dir"], p["model"], p["commit"])
     # The hashes a node keeps are the collection's own sidecar (not the model): a plan keeps them too, so the
     # copy after it, and every later run, reads metadata only. Check mode writes nothing.
-    have = read_manifest(snapshot, hashes, keep=not module.check_mode)["files"]
+    names = snapshot_files(repo, p["commit"], host) if os.path.isdir(snapshot) else []
+    have = read_manifest(snapshot, hashes, keep=not module.check_mode, names=names)["files"]
     plan = transfer_plan(p["files"], have)
     free = free_bytes(p["cache_dir"])
-    found = read_ref(repo, p["ref"])
+    found = read_ref(repo, p["ref"], host)
     result = {**plan, "found": found, "free": free, "needed": bool(plan["to_copy"]) or found != p["commit"],
               "problem": space_problem(host, plan["bytes"], free, p["cache_dir"]),
               "progress_file": progress_file(p["cache_dir"], p["model"]),
@@ -156,16 +180,17 @@ def main() -> None:
         module.fail_json(msg=result["problem"], fetch=result)
     if plan["to_copy"]:
         wanted = {path: p["files"][path] for path in plan["to_copy"]}
+        make_dirs_below(p["cache_dir"], os.path.relpath(snapshot, p["cache_dir"]), host)
         try:
             done = fetch_files(p["url"], wanted, snapshot, p["timeout"], result["progress_file"])
         except FetchError as exc:
             module.fail_json(msg=f"{host}: copying {p['model']} from {p['url']} failed: {exc}", fetch=result)
         remember(snapshot, hashes, {path: str(entry["sha256"]) for path, entry in wanted.items()})
         result.update(copied=done["copied"], transferred=done["bytes"], seconds=done["seconds"])
-    differing = transfer_plan(p["files"], read_manifest(snapshot, hashes)["files"])["to_copy"]
+    differing = transfer_plan(p["files"], read_manifest(snapshot, hashes, names=snapshot_files(repo, p["commit"], host))["files"])["to_copy"]
     if differing:
         module.fail_json(msg=verify_problem(host, p["model"], differing), fetch=result)
-    moved = write_ref(repo, p["ref"], p["commit"])
+    moved = write_ref(repo, p["ref"], p["commit"], host)
     module.exit_json(changed=bool(result["copied"]) or moved, fetch=result)
 
 

@@ -17,6 +17,11 @@ description:
     that finds nothing changed reads metadata only.
   - With O(source), first brings the operator's own copy (an HF_HOME, its C(hub) folder or the model's folder, on
     this node) into the cache; files missing or of another size are copied as regular files.
+  - Nothing read from a cache is trusted as a path (the cache is mounted into the cluster's containers, a source is
+    often a user's): a ref must hold a commit (40 hex digits) and is read without following a link; every entry of
+    a snapshot must be a file or a link into the same model's C(blobs/); a source owned by anyone but root and
+    O(trusted_owners) is refused; every file written under the cache is opened without following a link. Each
+    refusal is an F17 message naming the host, the path and what was found.
   - The model_stage role runs it on the head; M(inferops.vllm_cluster.model_fetch) copies to the other nodes.
 options:
   cache_dir:
@@ -35,6 +40,11 @@ options:
     description: The operator's copy on this node to bring into the cache first; empty = none.
     type: path
     default: ""
+  trusted_owners:
+    description: Users besides root whose O(source) tree is staged (the owner of the model's folder is checked).
+    type: list
+    elements: str
+    default: []
   required:
     description: Fail with the F17 message when no snapshot is found; false answers C(commit) empty instead.
     type: bool
@@ -71,11 +81,18 @@ snapshot:
 """
 
 import os
+import pwd
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights import MESSAGES, is_hub_id
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_manifest import read_manifest
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import (
+    Untrusted,
+    owner_problem,
+    ref_name_problem,
+    snapshot_files,
+)
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_snapshot import (
     find_repo,
     hash_cache_file,
@@ -87,6 +104,13 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_sna
 )
 
 
+def user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
@@ -94,6 +118,7 @@ def main() -> None:
             "model": {"type": "str", "required": True},
             "ref": {"type": "str", "default": "main"},
             "source": {"type": "path", "default": ""},
+            "trusted_owners": {"type": "list", "elements": "str", "default": []},
             "required": {"type": "bool", "default": True},
             "host": {"type": "str", "default": ""},
         },
@@ -103,34 +128,48 @@ def main() -> None:
     host = p["host"] or os.uname().nodename
     if not is_hub_id(p["model"]):
         module.fail_json(msg=MESSAGES["F17_NOT_A_HUB_ID"].format(model=p["model"]))
+    problem = ref_name_problem(host, p["ref"])
+    if problem:
+        module.fail_json(msg=problem)
+    try:
+        module.exit_json(**snapshot(module, p, host))
+    except Untrusted as exc:
+        module.fail_json(msg=str(exc))
+
+
+def snapshot(module: AnsibleModule, p: dict, host: str) -> dict:
+    """The module's result: the source brought in (when given), then the head's snapshot and its manifest."""
     repo = repo_dir(p["cache_dir"], p["model"])
     imported: list[str] = []
     if p["source"]:
         source_repo = find_repo(p["source"], p["model"])
-        source_commit = read_ref(source_repo, p["ref"]) if source_repo else ""
+        problem = owner_problem(host, source_repo, p["trusted_owners"], user_name) if source_repo else ""
+        if problem:
+            module.fail_json(msg=problem)
+        source_commit = read_ref(source_repo, p["ref"], host) if source_repo else ""
         if not source_commit:
             module.fail_json(msg=MESSAGES["F17_NO_SOURCE"].format(host=host, source=p["source"], model=p["model"],
                                                                   ref=p["ref"]))
         if not module.check_mode:
-            imported = import_snapshot(os.path.join(source_repo, "snapshots", source_commit),
-                                       snapshot_path(p["cache_dir"], p["model"], source_commit))
-            write_ref(repo, p["ref"], source_commit)
-    commit = read_ref(repo, p["ref"])
+            imported = import_snapshot(source_repo, source_commit,
+                                       snapshot_path(p["cache_dir"], p["model"], source_commit), host)
+            write_ref(repo, p["ref"], source_commit, host)
+    commit = read_ref(repo, p["ref"], host)
     if not commit:
         if p["required"] and not module.check_mode:
             module.fail_json(msg=MESSAGES["F17_NO_SNAPSHOT"].format(host=host, model=p["model"], ref=p["ref"],
                                                                     path=repo))
-        module.exit_json(changed=bool(imported), snapshot={"model": p["model"], "ref": p["ref"], "commit": "",
-                                                           "path": "", "files": {}, "size": 0, "hashed": 0,
-                                                           "imported": imported})
+        return {"changed": bool(imported), "snapshot": {"model": p["model"], "ref": p["ref"], "commit": "", "path": "",
+                                                       "files": {}, "size": 0, "hashed": 0, "imported": imported}}
     path = snapshot_path(p["cache_dir"], p["model"], commit)
-    manifest = read_manifest(path, hash_cache_file(p["cache_dir"], p["model"], commit), keep=not module.check_mode)
+    manifest = read_manifest(path, hash_cache_file(p["cache_dir"], p["model"], commit), keep=not module.check_mode,
+                             names=snapshot_files(repo, commit, host))
     if not manifest["files"]:
         module.fail_json(msg=MESSAGES["F17_NO_SNAPSHOT"].format(host=host, model=p["model"], ref=p["ref"], path=path))
-    module.exit_json(changed=bool(imported), snapshot={
+    return {"changed": bool(imported), "snapshot": {
         "model": p["model"], "ref": p["ref"], "commit": commit, "path": path, "files": manifest["files"],
         "size": sum(entry["size"] for entry in manifest["files"].values()), "hashed": manifest["hashed"],
-        "imported": imported})
+        "imported": imported}}
 
 
 if __name__ == "__main__":

@@ -160,3 +160,52 @@ def test_the_heads_copy_comes_from_an_archive_on_the_controller(lab, tmp_path):
         assert rc != 0 and "is on the controller (model_stage_source_remote=false) but is not an archive" in output
     finally:
         lab.node("spark-1", "sh", "-c", f"rm -rf {REPO} && mv /srv/kept-tiny-llama {REPO}")
+
+
+def test_no_container_can_write_the_hub_cache_staging_owns(lab):
+    """Staged, the cache is mounted read-only: a process in any container can neither point a ref elsewhere nor plant
+    a link for staging (root) to follow (#31)."""
+    for host, name in (("spark-1", "vllm-cluster-ray-head"), ("spark-1", "vllm-cluster-vllm"),
+                       ("spark-2", "vllm-cluster-ray-worker")):
+        wrote = lab.node(host, "docker", "exec", name, "sh", "-c",
+                         "echo /etc/inferops-vllm-cluster > /root/.cache/huggingface/hub/models--inferops-lab--tiny-llama"
+                         "/refs/planted", check=False)
+        planted = lab.node(host, "test", "-e", f"{REPO}/refs/planted", check=False).returncode == 0
+        lab.node(host, "rm", "-f", f"{REPO}/refs/planted")
+        assert wrote.returncode != 0 and "Read-only file system" in wrote.stderr and not planted, (host, name, wrote)
+
+
+def test_a_ref_that_names_a_path_is_refused_and_nothing_reaches_the_worker(lab, tmp_path):
+    """What one line written into refs/main did before #31: the head's server published /etc/inferops-vllm-cluster
+    (API key, env files) on the interconnect and spark-2 wrote it into the same path as root."""
+    commit = lab.node("spark-1", "cat", f"{REPO}/refs/main").stdout.strip()
+    before = lab.node("spark-2", "sh", "-c", "ls -l --time-style=+%s /etc/inferops-vllm-cluster").stdout
+    lab.node("spark-1", "sh", "-c", f"echo /etc/inferops-vllm-cluster > {REPO}/refs/main")
+    try:
+        rc, output = stage(lab, tmp_path)
+        assert rc != 0, output[-3000:]
+        assert f"[F17] spark-1: {REPO}/refs/main holds '/etc/inferops-vllm-cluster', not a commit (40 hex digits)" in output
+        assert lab.node("spark-2", "sh", "-c", "ls -l --time-style=+%s /etc/inferops-vllm-cluster").stdout == before
+        assert lab.node("spark-1", "ss", "-Hltn", "sport = :29510").stdout.strip() == ""
+    finally:
+        lab.node("spark-1", "sh", "-c", f"printf %s {commit} > {REPO}/refs/main")
+    assert stage(lab, tmp_path)[0] == 0
+
+
+def test_a_snapshot_entry_linking_outside_the_models_blobs_is_refused(lab, tmp_path):
+    """A link planted in the head's snapshot to a root-only file: before #31 its content was hashed, served and
+    written world-readable into every worker's cache."""
+    commit = lab.node("spark-1", "cat", f"{REPO}/refs/main").stdout.strip()
+    planted = f"{REPO}/snapshots/{commit}/leak.json"
+    lab.node("spark-1", "ln", "-s", "/etc/inferops-vllm-cluster/vllm_api_key", planted)
+    try:
+        rc, output = stage(lab, tmp_path)
+        assert rc != 0, output[-3000:]
+        assert (f"[F17] spark-1: {planted} in the snapshot points to /etc/inferops-vllm-cluster/vllm_api_key, outside "
+                f"{REPO}/blobs") in output, output[-3000:]
+        assert lab.node("spark-2", "test", "-e", f"{REPO}/snapshots/{commit}/leak.json", check=False).returncode != 0
+        key = lab.node("spark-1", "cat", "/etc/inferops-vllm-cluster/vllm_api_key").stdout.strip()
+        assert key and key not in output
+    finally:
+        lab.node("spark-1", "rm", "-f", planted)
+    assert stage(lab, tmp_path)[0] == 0

@@ -139,7 +139,7 @@ def test_ray_container_shape(render, host):
     assert spec["device_requests"] == [{"driver": "nvidia", "count": -1, "capabilities": [["gpu"]]}]
     assert spec["devices"] == ["/dev/infiniband:/dev/infiniband"]
     assert "memlock:-1:-1" in spec["ulimits"] and "IPC_LOCK" in spec["capabilities"]
-    assert "/var/lib/inferops-vllm-cluster/huggingface:/root/.cache/huggingface" in spec["volumes"]
+    assert "/var/lib/inferops-vllm-cluster/huggingface:/root/.cache/huggingface:ro" in spec["volumes"]  # staged: read-only
     assert "/var/lib/inferops-vllm-cluster/vllm:/root/.cache/vllm" in spec["volumes"]
     assert "/var/lib/inferops-vllm-cluster/compile:/root/.cache/compile" in spec["volumes"]
     assert spec["env_file"] == "/etc/inferops-vllm-cluster/node.env"

@@ -11,13 +11,15 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_checks 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_token import MESSAGES as TOKEN_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._vllm_serving import MESSAGES as SERVING_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights import MESSAGES as WEIGHTS_MESSAGES
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import MESSAGES as TRUST_MESSAGES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 GUIDE = (REPO / "docs" / "troubleshooting.md").read_text()
 
 
 def test_every_module_message_is_quoted_verbatim():
-    for key, template in {**RAY_MESSAGES, **SERVING_MESSAGES, **TOKEN_MESSAGES, **MP_MESSAGES, **WEIGHTS_MESSAGES}.items():
+    for key, template in {**RAY_MESSAGES, **SERVING_MESSAGES, **TOKEN_MESSAGES, **MP_MESSAGES, **WEIGHTS_MESSAGES,
+                          **TRUST_MESSAGES}.items():
         assert template.replace("{doc}", TROUBLESHOOTING) in GUIDE, f"{key} differs between code and guide"
 
 

@@ -7,7 +7,6 @@ import os
 import pytest
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_snapshot import (
-    file_sizes,
     find_repo,
     import_snapshot,
     read_ref,
@@ -56,13 +55,18 @@ def test_refs_read_and_written(tmp_path):
     assert write_ref(str(repo), COMMIT, COMMIT) is False  # a commit is no ref to write
 
 
+def sizes(root):
+    return {os.path.relpath(os.path.join(folder, name), root): os.path.getsize(os.path.join(folder, name))
+            for folder, _, names in os.walk(root) for name in names}
+
+
 def test_import_copies_regular_files_and_only_what_differs(tmp_path):
     repo = operator_home(tmp_path)
     target = repo_dir(str(tmp_path / "node"), "org/tiny") + "/snapshots/" + COMMIT
-    assert import_snapshot(str(repo / "snapshots" / COMMIT), target) == ["config.json", "sub/model.safetensors"]
+    assert import_snapshot(str(repo), COMMIT, target) == ["config.json", "sub/model.safetensors"]
     assert not os.path.islink(os.path.join(target, "sub/model.safetensors"))
-    assert file_sizes(target) == {"config.json": 2, "sub/model.safetensors": 1000}
-    assert import_snapshot(str(repo / "snapshots" / COMMIT), target) == []
+    assert sizes(target) == {"config.json": 2, "sub/model.safetensors": 1000}
+    assert import_snapshot(str(repo), COMMIT, target) == []
     with open(os.path.join(target, "sub/model.safetensors"), "wb") as handle:
         handle.write(b"truncated")
-    assert import_snapshot(str(repo / "snapshots" / COMMIT), target) == ["sub/model.safetensors"]
+    assert import_snapshot(str(repo), COMMIT, target) == ["sub/model.safetensors"]

@@ -19,37 +19,34 @@ BIN       := $(VENV)/bin
 # the suite reuses them (the venv by requirements.txt, lab/build-images' wheels and image archive, sanity's venv)
 # and a fresh machine builds them all from nothing.
 export INFEROPS_CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/inferops-vllm-cluster
-VENV_BUILD := $(INFEROPS_CACHE_DIR)/venv-$(shell sha256sum requirements.txt | cut -c1-12)
-export PATH := $(abspath $(BIN)):$(PATH)
-export ANSIBLE_CONFIG := $(abspath ansible.cfg)
-# The collection as Ansible expects to find it: <path>/ansible_collections/inferops/vllm_cluster.
-COLLECTION_LINK := .ansible/collections/ansible_collections/inferops/vllm_cluster
-# Add inventories/lab-3node for a third node: make lab LAB_INVENTORIES="inventories/lab inventories/lab-3node"
-LAB_INVENTORIES ?= inventories/lab
-LAB_I := $(addprefix -i ,$(LAB_INVENTORIES))
-MOLECULE_SCENARIOS ?= default incident restarts mp
-
-.PHONY: help setup host lab-images lab lab-up lab-down lab-reset test test-fast lint unit sanity molecule integration verify bench clean
+REQUIREMENTS_HASH := $(shell sha256sum requirements.txt 2>/dev/null | cut -c1-12)
+VENV_BUILD := $(INFEROPS_CACHE_DIR)/venv-$(REQUIREMENTS_HASH)
+# This clone's record that $(VENV) links to the venv of this requirements.txt (named by its hash, so an edit of it
+# asks for another venv; in the clone, so another clone's build never stands for this one).
+VENV_STAMP := .cache/venv-$(REQUIREMENTS_HASH).linked
 
 help:
 	@sed -n 's/^#   //p' Makefile
 
-# $(VENV) is a link to the cached venv for this requirements.txt (built there when missing; `.complete` is written
-# last, so an interrupted build is started again rather than used).
-$(BIN)/.installed: requirements.txt
-	if [[ ! -f $(VENV_BUILD)/.complete ]]; then \
-	  rm -rf $(VENV_BUILD) && $(PYTHON) -m venv $(VENV_BUILD) && \
-	  $(VENV_BUILD)/bin/pip install -q --disable-pip-version-check -r requirements.txt && touch $(VENV_BUILD)/.complete; \
-	fi
+# $(VENV) is a link to the cached venv for this requirements.txt, built there when missing, under a lock (two clones
+# may build at once; `.complete` is written last, so an interrupted build is started again rather than used).
+$(VENV_STAMP): requirements.txt
+	@[[ -n "$(REQUIREMENTS_HASH)" && -n "$(INFEROPS_CACHE_DIR)" ]] || { echo "requirements.txt or INFEROPS_CACHE_DIR missing" >&2; exit 1; }
+	mkdir -p $(INFEROPS_CACHE_DIR) .cache
+	flock $(INFEROPS_CACHE_DIR)/venv.lock bash -c '\
+	  if [[ ! -f $(VENV_BUILD)/.complete ]]; then \
+	    rm -rf $(VENV_BUILD) && $(PYTHON) -m venv $(VENV_BUILD) && \
+	    $(VENV_BUILD)/bin/pip install -q --disable-pip-version-check -r requirements.txt && touch $(VENV_BUILD)/.complete; \
+	  fi'
 	if [[ -d $(VENV) && ! -L $(VENV) ]]; then rm -rf $(VENV); fi
 	ln -sfn $(VENV_BUILD) $(VENV)
-	touch $(VENV_BUILD)/bin/.installed
+	touch $@
 
 $(COLLECTION_LINK):
 	mkdir -p $(dir $@)
 	ln -sfn ../../../.. $@
 
-setup: $(BIN)/.installed $(COLLECTION_LINK)
+setup: $(VENV_STAMP) $(COLLECTION_LINK)
 
 host:
 	lab/host-setup

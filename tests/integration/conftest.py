@@ -1,4 +1,5 @@
-"""Integration tests run real ansible-playbook against the lab (make lab first; make integration does)."""
+"""Integration tests run real ansible-playbook against the running lab: `make lab`, then `make integration K=...`
+(`make test` runs them all on the lab it creates, in the order pytest_collection_modifyitems gives)."""
 
 from __future__ import annotations
 
@@ -101,5 +102,5 @@ def unchanged(lab):
 def lab() -> Lab:
     probe = subprocess.run(["docker", "inspect", "inferops-lab-spark-1"], capture_output=True, check=False)
     if probe.returncode != 0:
-        pytest.fail("the lab is not up: run `make lab` (or `make integration`, which does)")
+        pytest.fail("the lab is not up: run `make lab` first (`make test` makes its own)")
     return Lab()

@@ -80,13 +80,16 @@ def task_outcome(output: str, task: str, host: str) -> str:
 
 
 def pytest_collection_modifyitems(items):
-    """Tests that change nothing first, then those that change the nodes and put them back, then those that break
-    a layer of the cluster and heal it (marked restarts_layers): a heal that fails then harms no test after it.
-    File order within each group. (tests/suite/run runs the first group two at a time: `-n 2 -m readonly`.)"""
+    """Tests that change nothing first; then the grouped ones (each xdist_group changes only what its own tests look
+    at); then those that change the nodes and put them back; last those that break a layer of the cluster and heal
+    it (restarts_layers), so a heal that fails harms no test after it. File order within each. tests/suite/run runs
+    the first two two at a time (`-n 2 -m readonly`, `-n 2 --dist loadgroup -m grouped`), the rest alone."""
     def group(item) -> int:
         if item.get_closest_marker("readonly"):
             return 0
-        return 2 if item.get_closest_marker("restarts_layers") else 1
+        if item.get_closest_marker("grouped"):
+            return 1
+        return 3 if item.get_closest_marker("restarts_layers") else 2
     items.sort(key=group)
 
 

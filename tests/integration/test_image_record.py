@@ -11,6 +11,10 @@ from conftest import task_outcome
 RECORD = "/etc/inferops-vllm-cluster/image-ray-version.json"
 RECORD_TASK = "Record the image's versions on the node"
 
+# Changes the nodes only where the tests of its own xdist group look: a group's tests run one after another, beside
+# another group's (tests/suite/run: -n 2 --dist loadgroup -m grouped).
+pytestmark = [pytest.mark.grouped, pytest.mark.xdist_group("runtime-image")]
+
 
 @pytest.fixture()
 def worker_image(lab):

@@ -31,6 +31,7 @@ def container_ids(lab) -> dict[str, str]:
             for host, names in CONTAINERS.items() for name in names}
 
 
+@pytest.mark.readonly
 def test_a_second_copy_of_the_inventory_takes_the_heads_token(lab, tmp_path, unchanged):
     # the lab's inventory in another directory, without its credentials: a teammate's clone, CI
     result = lab.playbook(tmp_path, hosts=lab.hosts)

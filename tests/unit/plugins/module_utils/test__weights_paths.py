@@ -28,21 +28,6 @@ COMMIT = "c1899de289a04d12100db370d81485cdf75e47ca"
 SECRET = "root-only-secret-5e1f"
 
 
-def hub_repo(tmp_path):
-    """A model folder as huggingface_hub writes it: blobs, snapshot links into them, refs/main."""
-    repo = tmp_path / "hub" / "models--org--tiny"
-    (repo / "blobs").mkdir(parents=True)
-    (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text(COMMIT)
-    snapshot = repo / "snapshots" / COMMIT
-    (snapshot / "sub").mkdir(parents=True)
-    for name, content in {"config.json": b"{}", "sub/model.safetensors": b"w" * 100}.items():
-        blob = repo / "blobs" / name.replace("/", "_")
-        blob.write_bytes(content)
-        os.symlink(os.path.relpath(blob, (snapshot / name).parent), snapshot / name)
-    return repo
-
-
 def secret_file(tmp_path):
     path = tmp_path / "etc" / "vllm_api_key"
     path.parent.mkdir(exist_ok=True)
@@ -73,8 +58,8 @@ def test_file_names_from_the_heads_manifest(name, accepted):
 
 @pytest.mark.parametrize("content", ["/etc/inferops-vllm-cluster", "../../..", "main", COMMIT[:39], COMMIT + "0",
                                      COMMIT.upper(), "x" * 500])
-def test_a_ref_that_holds_anything_but_a_commit_is_refused_naming_file_and_content(tmp_path, content):
-    repo = hub_repo(tmp_path)
+def test_a_ref_that_holds_anything_but_a_commit_is_refused_naming_file_and_content(tmp_path, content, hub_repo):
+    repo = hub_repo(tmp_path / "hub")
     (repo / "refs" / "main").write_text(content)
     with pytest.raises(Untrusted) as refused:
         read_ref(str(repo), "main", "spark-1")
@@ -83,8 +68,8 @@ def test_a_ref_that_holds_anything_but_a_commit_is_refused_naming_file_and_conte
     assert repr(content[:200])[1:-1][:40] in message and "Fix:" in message
 
 
-def test_a_ref_that_is_a_link_is_refused_without_reading_its_target(tmp_path):
-    repo = hub_repo(tmp_path)
+def test_a_ref_that_is_a_link_is_refused_without_reading_its_target(tmp_path, hub_repo):
+    repo = hub_repo(tmp_path / "hub")
     (repo / "refs" / "main").unlink()
     os.symlink(secret_file(tmp_path), repo / "refs" / "main")
     with pytest.raises(Untrusted, match=r"refs/main is a symbolic link") as refused:
@@ -92,8 +77,8 @@ def test_a_ref_that_is_a_link_is_refused_without_reading_its_target(tmp_path):
     assert SECRET not in str(refused.value)
 
 
-def test_a_refs_folder_that_is_a_link_is_refused(tmp_path):
-    repo = hub_repo(tmp_path)
+def test_a_refs_folder_that_is_a_link_is_refused(tmp_path, hub_repo):
+    repo = hub_repo(tmp_path / "hub")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "main").write_text(COMMIT)
@@ -108,8 +93,8 @@ def test_a_refs_folder_that_is_a_link_is_refused(tmp_path):
     assert sorted(os.listdir(elsewhere)) == ["main"]
 
 
-def test_a_missing_ref_is_no_commit(tmp_path):
-    repo = hub_repo(tmp_path)
+def test_a_missing_ref_is_no_commit(tmp_path, hub_repo):
+    repo = hub_repo(tmp_path / "hub")
     assert read_ref(str(repo), "v9", "spark-1") == ""
     assert read_commit(str(tmp_path), "nowhere/refs/main") == ""
 
@@ -145,8 +130,8 @@ def test_writes_make_their_folders_and_refuse_a_link_on_the_way(tmp_path):
     assert not (tmp_path / "a" / "d").exists()
 
 
-def test_a_snapshot_as_the_hub_writes_it_is_accepted(tmp_path):
-    repo = hub_repo(tmp_path)
+def test_a_snapshot_as_the_hub_writes_it_is_accepted(tmp_path, hub_repo):
+    repo = hub_repo(tmp_path / "hub")
     assert snapshot_files(str(repo), COMMIT) == ["config.json", "sub/model.safetensors"]
 
 
@@ -159,8 +144,8 @@ def test_a_snapshot_as_the_hub_writes_it_is_accepted(tmp_path):
     ("fifo", r"is a pipe, not a file"),
     ("link-to-blobs-folder", r"snapshots/c1899de289a04d12100db370d81485cdf75e47ca/all is a symbolic link"),
 ])
-def test_a_snapshot_entry_that_is_not_a_file_or_a_link_into_blobs_is_refused(tmp_path, plant, refusal):
-    repo = hub_repo(tmp_path)
+def test_a_snapshot_entry_that_is_not_a_file_or_a_link_into_blobs_is_refused(tmp_path, plant, refusal, hub_repo):
+    repo = hub_repo(tmp_path / "hub")
     snapshot = repo / "snapshots" / COMMIT
     secret = secret_file(tmp_path)
     if plant == "link-outside":
@@ -189,8 +174,8 @@ def test_a_snapshot_entry_that_is_not_a_file_or_a_link_into_blobs_is_refused(tmp
     assert str(refused.value).startswith("[F17] spark-1: ") and SECRET not in str(refused.value)
 
 
-def test_an_operators_snapshot_with_a_link_outside_is_not_imported(tmp_path):
-    repo = hub_repo(tmp_path)
+def test_an_operators_snapshot_with_a_link_outside_is_not_imported(tmp_path, hub_repo):
+    repo = hub_repo(tmp_path / "hub")
     os.symlink(secret_file(tmp_path), repo / "snapshots" / COMMIT / "tokenizer.json")
     target = tmp_path / "node" / "snapshots" / COMMIT
     with pytest.raises(Untrusted):
@@ -198,8 +183,8 @@ def test_an_operators_snapshot_with_a_link_outside_is_not_imported(tmp_path):
     assert not target.exists()
 
 
-def test_an_import_never_writes_through_a_planted_part_link(tmp_path):
-    repo = hub_repo(tmp_path)
+def test_an_import_never_writes_through_a_planted_part_link(tmp_path, hub_repo):
+    repo = hub_repo(tmp_path / "hub")
     target = tmp_path / "node" / "snapshots" / COMMIT
     target.mkdir(parents=True)
     secret = secret_file(tmp_path)

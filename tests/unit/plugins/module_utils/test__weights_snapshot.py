@@ -17,35 +17,26 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_sna
 COMMIT = "c1899de289a04d12100db370d81485cdf75e47ca"
 
 
-def operator_home(tmp_path):
-    """An operator's ~/.cache/huggingface after a download: blobs, snapshot links, refs/main."""
-    repo = tmp_path / "home" / "hub" / "models--org--tiny"
-    (repo / "blobs").mkdir(parents=True)
-    (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text(COMMIT)
-    snapshot = repo / "snapshots" / COMMIT
-    (snapshot / "sub").mkdir(parents=True)
-    for name, content in {"config.json": b"{}", "sub/model.safetensors": b"w" * 1000}.items():
-        blob = repo / "blobs" / name.replace("/", "_")
-        blob.write_bytes(content)
-        os.symlink(os.path.relpath(blob, (snapshot / name).parent), snapshot / name)
-    return repo
+@pytest.fixture()
+def operator_home(tmp_path, hub_repo):
+    """An operator's ~/.cache/huggingface after a download."""
+    return hub_repo(tmp_path / "home" / "hub")
 
 
 @pytest.mark.parametrize("given", ["home", "home/hub", "home/hub/models--org--tiny", "home/hub/models--org--tiny/"])
-def test_the_model_folder_is_found_from_an_hf_home_its_hub_or_itself(tmp_path, given):
-    repo = operator_home(tmp_path)
+def test_the_model_folder_is_found_from_an_hf_home_its_hub_or_itself(tmp_path, given, operator_home):
+    repo = operator_home
     assert find_repo(str(tmp_path / given), "org/tiny") == str(repo)
 
 
 @pytest.mark.parametrize("given", ["home/hub/models--org--other", "nowhere", "home/hub/models--org--tiny/snapshots"])
-def test_no_model_folder_elsewhere(tmp_path, given):
-    operator_home(tmp_path)
+def test_no_model_folder_elsewhere(tmp_path, given, operator_home):
+    assert operator_home
     assert find_repo(str(tmp_path / given), "org/tiny") == ""
 
 
-def test_refs_read_and_written(tmp_path):
-    repo = operator_home(tmp_path)
+def test_refs_read_and_written(tmp_path, operator_home):
+    repo = operator_home
     assert read_ref(str(repo), "main") == COMMIT
     assert read_ref(str(repo), COMMIT) == COMMIT  # a commit names itself when its snapshot is there
     assert read_ref(str(repo), "f" * 40) == ""
@@ -60,8 +51,8 @@ def sizes(root):
             for folder, _, names in os.walk(root) for name in names}
 
 
-def test_import_copies_regular_files_and_only_what_differs(tmp_path):
-    repo = operator_home(tmp_path)
+def test_import_copies_regular_files_and_only_what_differs(tmp_path, operator_home):
+    repo = operator_home
     target = repo_dir(str(tmp_path / "node"), "org/tiny") + "/snapshots/" + COMMIT
     assert import_snapshot(str(repo), COMMIT, target) == ["config.json", "sub/model.safetensors"]
     assert not os.path.islink(os.path.join(target, "sub/model.safetensors"))

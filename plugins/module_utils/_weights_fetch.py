@@ -20,6 +20,7 @@ from ansible.module_utils.urls import open_url
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import (
     Untrusted,
+    make_dirs_below,
     open_below,
     relative_problem,
     replace_below,
@@ -59,18 +60,28 @@ def _part_digest(dest: str, part: str) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
+def _below(root: str, dest: str) -> tuple[str, str]:
+    """Where dest's files are opened from: walked from root (the node's cache root, taken as it is) without following
+    a link, so a folder on the way swapped for a link during a long copy turns no write into one elsewhere. Without
+    a root, from dest itself."""
+    if not root:
+        return dest, ""
+    return root, os.path.relpath(dest, root) + "/"
+
+
 def fetch_one(base_url: str, relative: str, entry: t.Mapping[str, t.Any], dest: str, timeout: float,
-              on_bytes: t.Callable[[int], None]) -> int:
+              on_bytes: t.Callable[[int], None], root: str = "") -> int:
     """Copies one file; returns the bytes transferred this time (a resumed file counts only the rest)."""
     problem = relative_problem("", relative)
     if problem:
         raise FetchError(problem)
-    part = relative + ".part"
+    start, base = _below(root, dest)
+    part, relative_target = base + relative + ".part", base + relative
     try:
-        have = _part_size(dest, part)
+        have = _part_size(start, part)
         size = int(entry["size"])
         if have > size:
-            unlink_below(dest, part)
+            unlink_below(start, part)
             have = 0
         transferred = 0
         if have < size:
@@ -81,7 +92,7 @@ def fetch_one(base_url: str, relative: str, entry: t.Mapping[str, t.Any], dest: 
                     if have and response.status != 206:
                         have = 0  # the server ignored the range: start over
                     flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if have else os.O_TRUNC)
-                    with os.fdopen(open_below(dest, part, flags, make_dirs=True), "wb") as handle:
+                    with os.fdopen(open_below(start, part, flags, make_dirs=True), "wb") as handle:
                         for block in iter(lambda: response.read(CHUNK), b""):
                             handle.write(block)
                             transferred += len(block)
@@ -90,22 +101,25 @@ def fetch_one(base_url: str, relative: str, entry: t.Mapping[str, t.Any], dest: 
                 raise
             except OSError as exc:
                 raise FetchError(f"{relative}: {exc} (after {have + transferred} of {size} bytes; a re-run resumes)") from exc
-        digest, got = _part_digest(dest, part)
+        digest, got = _part_digest(start, part)
         if got != size or digest != entry["sha256"]:
-            unlink_below(dest, part)
+            unlink_below(start, part)
             raise FetchError(f"{relative}: {got} bytes, sha256 {digest[:12]}, but the head's has {size} bytes, sha256 "
                              f"{str(entry['sha256'])[:12]}; removed, a re-run copies it again")
-        replace_below(dest, part, relative)
+        replace_below(start, part, relative_target)
     except Untrusted as exc:
         raise FetchError(str(exc)) from exc
     return transferred
 
 
 def fetch_files(base_url: str, files: t.Mapping[str, t.Mapping[str, t.Any]], dest: str, timeout: float = 60,
-                progress_file: str = "", clock: t.Callable[[], float] = time.monotonic) -> dict[str, t.Any]:
-    """Copies every file of `files` (relative path -> {size, sha256}) into dest; returns what it did."""
-    # dest's own path is the caller's to trust (model_fetch makes it without following links); below it nothing is
-    os.makedirs(dest, exist_ok=True)
+                progress_file: str = "", clock: t.Callable[[], float] = time.monotonic, root: str = "") -> dict[str, t.Any]:
+    """Copies every file of `files` (relative path -> {size, sha256}) into dest (a folder below root, the node's cache
+    root: every folder from root down is opened without following a link); returns what it did."""
+    if root:
+        make_dirs_below(root, os.path.relpath(dest, root))
+    else:
+        os.makedirs(dest, exist_ok=True)
     total = sum(int(entry["size"]) for entry in files.values())
     state = {"files": len(files), "done": 0, "bytes": 0, "total": total, "started": clock(), "current": "",
              "wall": time.time()}
@@ -119,7 +133,7 @@ def fetch_files(base_url: str, files: t.Mapping[str, t.Mapping[str, t.Any]], des
         state["current"] = relative
         _write_progress(progress_file, state)
         try:
-            fetch_one(base_url, relative, files[relative], dest, timeout, on_bytes)
+            fetch_one(base_url, relative, files[relative], dest, timeout, on_bytes, root)
         except FetchError as exc:
             _write_progress(progress_file, {**state, "error": str(exc), "finished": True})
             raise

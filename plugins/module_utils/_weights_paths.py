@@ -23,17 +23,19 @@ MESSAGES = {
                     "tag or a commit.",
     "F17_REF_CONTENT": "[F17] {host}: {path} holds {content!r}, not a commit (40 hex digits); a ref that names "
                        "anything else would be used as a path by root. Nothing was staged. Fix: find out who wrote "
-                       "it (the hub cache is mounted into the cluster's containers), then put the commit back: "
-                       "`huggingface-cli download MODEL --revision REF` on that node, or remove the file and run "
-                       "site.yml.",
+                       "it (the hub cache is mounted into the cluster's containers), then remove the file and run "
+                       "site.yml (staging points a worker's ref at the head's commit; on the head, download the "
+                       "revision again or point the ref at its commit).",
     "F17_LINK": "[F17] {host}: {path} is a symbolic link ({target}); staging reads and writes a hub cache without "
-                "following links, except a snapshot's links into its model's blobs/. Nothing was staged. Fix: "
-                "replace it with the folder or file it stands for, or remove it and run site.yml.",
+                "following links, except a snapshot's links into its model's blobs/. Staging stopped there. Fix: "
+                "remove the link (and find out who made it), then run site.yml; a hub cache of yours moved to a "
+                "larger disk: point vllm_cluster_hf_cache_dir at the folder itself.",
     "F17_ENTRY_OUTSIDE": "[F17] {host}: {path} in the snapshot points to {target}, outside {blobs}; huggingface_hub "
-                         "links a snapshot's files into its own model's blobs/ only. Nothing was staged. Fix: "
-                         "remove the entry (and find out who wrote it), or copy the real file into the snapshot.",
-    "F17_ENTRY_KIND": "[F17] {host}: {path} in the snapshot is a {kind}, not a file or a link into blobs/. Nothing "
-                      "was staged. Fix: remove it.",
+                         "links a snapshot's files into its own model's blobs/ only. Staging stopped there. Fix: "
+                         "remove the entry (and find out who wrote it), then run site.yml.",
+    "F17_ENTRY_KIND": "[F17] {host}: {path} is a {kind} where staging reads or writes a file (a snapshot's entry, a "
+                      "ref, a .part, its own hash or progress file). Staging stopped there. Fix: remove it (and find "
+                      "out who made it), then run site.yml.",
     "F17_FILE_NAME": "[F17] {host}: the head's manifest names {path!r}, which is not a plain relative path inside a "
                      "snapshot. Nothing was copied. Fix: look at the head's snapshot of the model for what put it "
                      "there.",
@@ -106,13 +108,29 @@ def _open_parent(root: str, relative: str, host: str, make_dirs: bool) -> tuple[
 
 
 def open_below(root: str, relative: str, flags: int, mode: int = 0o644, host: str = "", make_dirs: bool = False) -> int:
-    """os.open of root/relative where no component below root may be a symbolic link. Returns a descriptor."""
+    """os.open of root/relative where no component below root may be a symbolic link, and what is opened must be a
+    regular file: a device node or a pipe planted where staging reads or writes (a container may hold CAP_MKNOD)
+    is refused, never read, written or waited on (O_NONBLOCK until fstat has said what it is). Returns a
+    descriptor."""
     fd, name = _open_parent(root, relative, host, make_dirs)
+    path = os.path.join(root, relative)
     try:
-        return os.open(name, flags | os.O_NOFOLLOW, mode, dir_fd=fd)
-    except OSError as exc:
-        _refuse_link(exc, fd, name, os.path.join(root, relative), host)
-        raise
+        try:
+            info = os.lstat(name, dir_fd=fd)
+        except FileNotFoundError:
+            info = None
+        if info is not None and not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+            raise Untrusted(MESSAGES["F17_ENTRY_KIND"].format(host=host, path=path, kind=_kind(info.st_mode)))
+        try:
+            out = os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK, mode, dir_fd=fd)
+        except OSError as exc:
+            _refuse_link(exc, fd, name, path, host)
+            raise
+        opened = os.fstat(out)
+        if not stat.S_ISREG(opened.st_mode):
+            os.close(out)
+            raise Untrusted(MESSAGES["F17_ENTRY_KIND"].format(host=host, path=path, kind=_kind(opened.st_mode)))
+        return out
     finally:
         os.close(fd)
 
@@ -260,7 +278,7 @@ def snapshot_files(repo: str, commit: str, host: str = "") -> list[str]:
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "pipe"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+    for test, name in ((stat.S_ISDIR, "folder"), (stat.S_ISFIFO, "pipe"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
                        (stat.S_ISBLK, "block device")):
         if test(mode):
             return name

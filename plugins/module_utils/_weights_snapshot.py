@@ -33,22 +33,30 @@ def snapshot_path(cache_root: str, model: str, commit: str) -> str:
     return os.path.join(repo_dir(cache_root, model), "snapshots", commit)
 
 
-def read_ref(repo: str, ref: str, host: str = "") -> str:
+def _from(root: str, path: str) -> tuple[str, str]:
+    """(where to start, what lies below it): from root (a cache root, taken as it is) when given, so no folder
+    between it and path is followed if it is a link; else from path itself."""
+    return (root, os.path.relpath(path, root) + "/") if root else (path, "")
+
+
+def read_ref(repo: str, ref: str, host: str = "", root: str = "") -> str:
     """The commit a ref names in a model folder ('' when none); a commit given as the ref names itself when
-    its snapshot is there. The ref file is read as data, never through a link, and must hold a commit
-    (Untrusted otherwise): its content becomes a path."""
+    its snapshot is there. The ref file is read as data, never through a link (from root down, when given), and
+    must hold a commit (Untrusted otherwise): its content becomes a path."""
     if is_commit(ref):
         return ref if os.path.isdir(os.path.join(repo, "snapshots", ref)) else ""
     if not os.path.isdir(repo):
         return ""
-    return read_commit(repo, f"refs/{ref}", host)
+    start, below = _from(root, repo)
+    return read_commit(start, f"{below}refs/{ref}", host)
 
 
-def write_ref(repo: str, ref: str, commit: str, host: str = "") -> bool:
+def write_ref(repo: str, ref: str, commit: str, host: str = "", root: str = "") -> bool:
     """Points refs/<ref> at commit (what vLLM resolves with HF_HUB_OFFLINE=1); True when that changed it."""
-    if is_commit(ref) or read_ref(repo, ref, host) == commit:
+    if is_commit(ref) or read_ref(repo, ref, host, root) == commit:
         return False
-    write_below(repo, f"refs/{ref}", commit, host)
+    start, below = _from(root, repo)
+    write_below(start, f"{below}refs/{ref}", commit, host)
     return True
 
 
@@ -63,25 +71,29 @@ def find_repo(source: str, model: str) -> str:
     return ""
 
 
-def import_snapshot(source_repo: str, commit: str, target_dir: str, host: str = "") -> list[str]:
-    """Copies into target_dir (the head's snapshot) every file of the source's snapshot that is missing there
-    or has another size, as a regular file; returns what it copied. The source's entries must be files or links
-    into its own blobs/ (snapshot_files); each is read through a descriptor and written to a fresh `.part`
-    never through a link. Sizes decide, not hashes: the operator's copy is read once, and the head's manifest,
-    taken afterwards, hashes what the nodes will receive."""
+def import_snapshot(source_repo: str, commit: str, target_dir: str, host: str = "", root: str = "") -> list[str]:
+    """Copies into target_dir (the head's snapshot, below root, its cache root, when given) every file of the source's
+    snapshot that is missing there or has another size, as a regular file; returns what it copied. The source's
+    entries must be files or links into its own blobs/ (snapshot_files); each is written to a fresh `.part` and
+    renamed, never through a link, every folder from root down opened without following one. Sizes decide, not
+    hashes: the operator's copy is read once, and the head's manifest, taken afterwards, hashes what the nodes
+    will receive."""
     source_dir = os.path.join(source_repo, "snapshots", commit)
+    names = snapshot_files(source_repo, commit, host)  # all of it checked before anything is written
+    if not root:
+        os.makedirs(target_dir, exist_ok=True)
+    start, below = _from(root, target_dir)
     copied = []
-    for relative in snapshot_files(source_repo, commit, host):
+    for relative in names:
         size = os.path.getsize(os.path.join(source_dir, relative))
         target = os.path.join(target_dir, relative)
         if os.path.isfile(target) and not os.path.islink(target) and os.path.getsize(target) == size:
             continue
-        os.makedirs(target_dir, exist_ok=True)
-        out = open_below(target_dir, relative + ".part", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, host=host,
+        out = open_below(start, f"{below}{relative}.part", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, host=host,
                          make_dirs=True)
         with open(os.path.join(source_dir, relative), "rb") as src, os.fdopen(out, "wb") as dst:
             shutil.copyfileobj(src, dst, 8 * 1024 * 1024)
-        replace_below(target_dir, relative + ".part", relative, host)
+        replace_below(start, f"{below}{relative}.part", f"{below}{relative}", host)
         copied.append(relative)
     return copied
 

@@ -103,8 +103,8 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_fet
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import (
     MESSAGES,
     Untrusted,
+    check_tree,
     is_commit,
-    make_dirs_below,
     ref_name_problem,
     relative_problem,
     snapshot_files,
@@ -163,13 +163,14 @@ def fetch(module: AnsibleModule, p: dict, host: str) -> None:
     repo = repo_dir(p["cache_dir"], p["model"])
     snapshot = snapshot_path(p["cache_dir"], p["model"], p["commit"])
     hashes = hash_cache_file(p["cache_dir"], p["model"], p["commit"])
+    check_tree(p["cache_dir"], os.path.relpath(snapshot, p["cache_dir"]), host)
     # The hashes a node keeps are the collection's own sidecar (not the model): a plan keeps them too, so the
     # copy after it, and every later run, reads metadata only. Check mode writes nothing.
     names = snapshot_files(repo, p["commit"], host) if os.path.isdir(snapshot) else []
     have = read_manifest(snapshot, hashes, keep=not module.check_mode, names=names)["files"]
     plan = transfer_plan(p["files"], have)
     free = free_bytes(p["cache_dir"])
-    found = read_ref(repo, p["ref"], host)
+    found = read_ref(repo, p["ref"], host, root=p["cache_dir"])
     result = {**plan, "found": found, "free": free, "needed": bool(plan["to_copy"]) or found != p["commit"],
               "problem": space_problem(host, plan["bytes"], free, p["cache_dir"]),
               "progress_file": progress_file(p["cache_dir"], p["model"]),
@@ -180,9 +181,8 @@ def fetch(module: AnsibleModule, p: dict, host: str) -> None:
         module.fail_json(msg=result["problem"], fetch=result)
     if plan["to_copy"]:
         wanted = {path: p["files"][path] for path in plan["to_copy"]}
-        make_dirs_below(p["cache_dir"], os.path.relpath(snapshot, p["cache_dir"]), host)
         try:
-            done = fetch_files(p["url"], wanted, snapshot, p["timeout"], result["progress_file"])
+            done = fetch_files(p["url"], wanted, snapshot, p["timeout"], result["progress_file"], root=p["cache_dir"])
         except FetchError as exc:
             module.fail_json(msg=f"{host}: copying {p['model']} from {p['url']} failed: {exc}", fetch=result)
         remember(snapshot, hashes, {path: str(entry["sha256"]) for path, entry in wanted.items()})
@@ -190,7 +190,7 @@ def fetch(module: AnsibleModule, p: dict, host: str) -> None:
     differing = transfer_plan(p["files"], read_manifest(snapshot, hashes, names=snapshot_files(repo, p["commit"], host))["files"])["to_copy"]
     if differing:
         module.fail_json(msg=verify_problem(host, p["model"], differing), fetch=result)
-    moved = write_ref(repo, p["ref"], p["commit"], host)
+    moved = write_ref(repo, p["ref"], p["commit"], host, root=p["cache_dir"])
     module.exit_json(changed=bool(result["copied"]) or moved, fetch=result)
 
 

@@ -89,6 +89,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights imp
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_manifest import read_manifest
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import (
     Untrusted,
+    check_tree,
     owner_problem,
     ref_name_problem,
     snapshot_files,
@@ -140,6 +141,8 @@ def main() -> None:
 def snapshot(module: AnsibleModule, p: dict, host: str) -> dict:
     """The module's result: the source brought in (when given), then the head's snapshot and its manifest."""
     repo = repo_dir(p["cache_dir"], p["model"])
+    # from the cache root down to the model's folder, no link (what is below it is checked where it is read)
+    check_tree(p["cache_dir"], os.path.relpath(repo, p["cache_dir"]), host)
     imported: list[str] = []
     if p["source"]:
         source_repo = find_repo(p["source"], p["model"])
@@ -152,9 +155,9 @@ def snapshot(module: AnsibleModule, p: dict, host: str) -> dict:
                                                                   ref=p["ref"]))
         if not module.check_mode:
             imported = import_snapshot(source_repo, source_commit,
-                                       snapshot_path(p["cache_dir"], p["model"], source_commit), host)
-            write_ref(repo, p["ref"], source_commit, host)
-    commit = read_ref(repo, p["ref"], host)
+                                       snapshot_path(p["cache_dir"], p["model"], source_commit), host, root=p["cache_dir"])
+            write_ref(repo, p["ref"], source_commit, host, root=p["cache_dir"])
+    commit = read_ref(repo, p["ref"], host, root=p["cache_dir"])
     if not commit:
         if p["required"] and not module.check_mode:
             module.fail_json(msg=MESSAGES["F17_NO_SNAPSHOT"].format(host=host, model=p["model"], ref=p["ref"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import pathlib
 import socket
 import subprocess
@@ -13,6 +14,7 @@ import sys
 import pytest
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_fetch import FetchError, fetch_files
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import Untrusted
 
 
 SERVER = pathlib.Path(__file__).resolve().parents[4] / "roles" / "model_stage" / "files" / "weights_server.py"
@@ -73,3 +75,37 @@ def test_a_file_that_does_not_verify_is_removed_and_named(head, tmp_path):
 def test_an_unreachable_head_is_named_with_what_was_copied(tmp_path):
     with pytest.raises(FetchError, match=r"config.json: .* \(after 0 of 2 bytes; a re-run resumes\)"):
         fetch_files("http://127.0.0.1:9", {"config.json": {"size": 2, "sha256": "x"}}, str(tmp_path / "node"), timeout=2)
+
+
+def test_copies_below_the_cache_root_walk_every_folder_without_following_a_link(head, tmp_path):
+    """A worker's snapshot folder swapped for a link (a container with the cache mounted read-write, during a copy
+    that lasts hours) must turn no root write into one elsewhere (#31)."""
+    url, manifest, contents = head
+    cache = tmp_path / "cache"
+    elsewhere = tmp_path / "etc"
+    elsewhere.mkdir()
+    (cache / "hub" / "models--org--m" / "snapshots").mkdir(parents=True)
+    dest = cache / "hub" / "models--org--m" / "snapshots" / ("c" * 40)
+    dest.symlink_to(elsewhere)
+    with pytest.raises(Untrusted, match=r"snapshots/c{40} is a symbolic link"):
+        fetch_files(url, manifest, str(dest), root=str(cache))
+    assert list(elsewhere.iterdir()) == []
+    dest.unlink()
+    result = fetch_files(url, manifest, str(dest), root=str(cache))
+    assert result["copied"] == sorted(manifest) and (dest / "config.json").read_bytes() == contents["config.json"]
+
+
+@pytest.mark.parametrize("plant", ["fifo", "link"])
+def test_a_pipe_or_a_link_where_a_part_file_goes_is_refused_not_written(head, tmp_path, plant):
+    url, manifest, _ = head
+    node = tmp_path / "node"
+    node.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("untouched")
+    if plant == "fifo":
+        os.mkfifo(node / "config.json.part")  # root would block on it, or write into a device in its place
+    else:
+        (node / "config.json.part").symlink_to(victim)
+    with pytest.raises(FetchError, match=r"config.json.part is a (pipe|symbolic link)"):
+        fetch_files(url, {"config.json": manifest["config.json"]}, str(node), timeout=5)
+    assert victim.read_text() == "untouched"

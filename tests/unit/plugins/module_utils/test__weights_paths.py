@@ -141,7 +141,7 @@ def test_a_snapshot_as_the_hub_writes_it_is_accepted(tmp_path, hub_repo):
     ("linked-folder", r"sub2 is a symbolic link"),
     ("blobs-linked", r"/blobs is a symbolic link"),
     ("snapshot-linked", r"snapshots/c1899de289a04d12100db370d81485cdf75e47ca is a symbolic link"),
-    ("fifo", r"is a pipe, not a file"),
+    ("fifo", r"is a pipe where staging reads or writes a file"),
     ("link-to-blobs-folder", r"snapshots/c1899de289a04d12100db370d81485cdf75e47ca/all is a symbolic link"),
 ])
 def test_a_snapshot_entry_that_is_not_a_file_or_a_link_into_blobs_is_refused(tmp_path, plant, refusal, hub_repo):

@@ -31,10 +31,10 @@ def head(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = subprocess.Popen([sys.executable, str(SERVER), "127.0.0.1", str(port), str(source), "30"],
-                              stdout=subprocess.PIPE, text=True)
-    assert server.stdout.readline().startswith("serving")
     manifest = {name: {"size": len(c), "sha256": hashlib.sha256(c).hexdigest()} for name, c in contents.items()}
+    server = subprocess.Popen([sys.executable, str(SERVER), "127.0.0.1", str(port), str(source), "30", "120",
+                               json.dumps(manifest)], stdout=subprocess.PIPE, text=True)
+    assert server.stdout.readline().startswith("serving")
     yield f"http://127.0.0.1:{port}", manifest, contents
     server.kill()
     server.wait()

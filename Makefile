@@ -24,6 +24,16 @@ VENV_BUILD := $(INFEROPS_CACHE_DIR)/venv-$(REQUIREMENTS_HASH)
 # This clone's record that $(VENV) links to the venv of this requirements.txt (named by its hash, so an edit of it
 # asks for another venv; in the clone, so another clone's build never stands for this one).
 VENV_STAMP := .cache/venv-$(REQUIREMENTS_HASH).linked
+export PATH := $(abspath $(BIN)):$(PATH)
+export ANSIBLE_CONFIG := $(abspath ansible.cfg)
+# The collection as Ansible expects to find it: <path>/ansible_collections/inferops/vllm_cluster.
+COLLECTION_LINK := .ansible/collections/ansible_collections/inferops/vllm_cluster
+# Add inventories/lab-3node for a third node: make lab LAB_INVENTORIES="inventories/lab inventories/lab-3node"
+LAB_INVENTORIES ?= inventories/lab
+LAB_I := $(addprefix -i ,$(LAB_INVENTORIES))
+MOLECULE_SCENARIOS ?= default incident restarts mp
+
+.PHONY: help setup host lab-images lab lab-up lab-down lab-reset test test-fast lint unit sanity molecule integration verify bench clean
 
 help:
 	@sed -n 's/^#   //p' Makefile

@@ -17,10 +17,10 @@ description:
     that finds nothing changed reads metadata only.
   - With O(source), first brings the operator's own copy (an HF_HOME, its C(hub) folder or the model's folder, on
     this node) into the cache; files missing or of another size are copied as regular files.
-  - Nothing read from a cache is trusted as a path (the cache is mounted into the cluster's containers, a source is
-    often a user's): a ref must hold a commit (40 hex digits) and is read without following a link; every entry of
-    a snapshot must be a file or a link into the same model's C(blobs/); a source owned by anyone but root and
-    O(trusted_owners) is refused; every file written under the cache is opened without following a link. Each
+  - Nothing read from a cache is trusted as a path, since the cache is mounted into the cluster's containers and a
+    source is often a user's. A ref must hold a commit (40 hex digits) and is read without following a link; every
+    entry of a snapshot must be a file or a link into the same model's C(blobs/); a source owned by anyone but root
+    and O(trusted_owners) is refused; every file written under the cache is opened without following a link. Each
     refusal is an F17 message naming the host, the path and what was found.
   - The model_stage role runs it on the head; M(inferops.vllm_cluster.model_fetch) copies to the other nodes.
 options:
@@ -162,8 +162,9 @@ def snapshot(module: AnsibleModule, p: dict, host: str) -> dict:
         if p["required"] and not module.check_mode:
             module.fail_json(msg=MESSAGES["F17_NO_SNAPSHOT"].format(host=host, model=p["model"], ref=p["ref"],
                                                                     path=repo))
-        return {"changed": bool(imported), "snapshot": {"model": p["model"], "ref": p["ref"], "commit": "", "path": "",
-                                                       "files": {}, "size": 0, "hashed": 0, "imported": imported}}
+        empty = {"model": p["model"], "ref": p["ref"], "commit": "", "path": "", "files": {}, "size": 0, "hashed": 0,
+                 "imported": imported}
+        return {"changed": bool(imported), "snapshot": empty}
     path = snapshot_path(p["cache_dir"], p["model"], commit)
     manifest = read_manifest(path, hash_cache_file(p["cache_dir"], p["model"], commit), keep=not module.check_mode,
                              names=snapshot_files(repo, commit, host))

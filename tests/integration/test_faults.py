@@ -36,8 +36,8 @@ def serving_again(lab, tmp_path_factory):
 
 
 @pytest.mark.restarts_layers
-def test_worker_restarted_without_a_clean_stop_passes_validate_once_ray_drops_its_old_raylet(lab, tmp_path,
-                                                                                            serving_again):
+def test_worker_restarted_without_a_clean_stop_passes_validate_once_ray_drops_its_old_raylet(
+        lab, tmp_path, serving_again):
     # SIGKILL, so the old raylet cannot unregister: Ray keeps it alive beside the new one for a few
     # seconds, at the same address. Validate must wait that out instead of probing the stale node.
     lab.node("spark-2", "docker", "kill", "vllm-cluster-ray-worker")

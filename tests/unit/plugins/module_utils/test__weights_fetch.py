@@ -97,7 +97,7 @@ def test_copies_below_the_cache_root_walk_every_folder_without_following_a_link(
 
 @pytest.mark.parametrize("plant", ["fifo", "link"])
 def test_a_pipe_or_a_link_where_a_part_file_goes_is_refused_not_written(head, tmp_path, plant):
-    url, manifest, _ = head
+    url, manifest = head[0], head[1]
     node = tmp_path / "node"
     node.mkdir()
     victim = tmp_path / "victim"

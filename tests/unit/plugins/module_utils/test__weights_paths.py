@@ -194,8 +194,9 @@ def test_an_import_never_writes_through_a_planted_part_link(tmp_path, hub_repo):
     assert secret.read_text() == SECRET
 
 
-@pytest.mark.parametrize(("uid", "trusted", "refused"), [(0, [], False), (1000, [], True), (1000, ["alice"], False),
-                                                          (1001, ["alice"], True)])
+@pytest.mark.parametrize(("uid", "trusted", "refused"), [
+    (0, [], False), (1000, [], True), (1000, ["alice"], False), (1001, ["alice"], True),
+])
 def test_a_source_owned_by_another_user_is_refused_unless_trusted(tmp_path, monkeypatch, uid, trusted, refused):
     real_lstat = os.lstat
 

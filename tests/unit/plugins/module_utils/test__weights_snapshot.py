@@ -48,7 +48,7 @@ def test_refs_read_and_written(tmp_path, operator_home):
 
 def sizes(root):
     return {os.path.relpath(os.path.join(folder, name), root): os.path.getsize(os.path.join(folder, name))
-            for folder, _, names in os.walk(root) for name in names}
+            for folder, _dirs, names in os.walk(root) for name in names}
 
 
 def test_import_copies_regular_files_and_only_what_differs(tmp_path, operator_home):

@@ -19,10 +19,14 @@ CHUNK = 8 * 1024 * 1024
 
 
 def sha256_of(path: str) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(CHUNK), b""):
-            digest.update(block)
+        return _sha256_of_handle(handle)
+
+
+def _sha256_of_handle(handle: t.BinaryIO) -> str:
+    digest = hashlib.sha256()
+    for block in iter(lambda: handle.read(CHUNK), b""):
+        digest.update(block)
     return digest.hexdigest()
 
 
@@ -39,26 +43,34 @@ def _save(cache_file: str, cache: t.Mapping[str, t.Any]) -> None:
 
 
 def read_manifest(root: str, cache_file: str = "", hash_file: t.Callable[[str], str] = sha256_of,
-                  keep: bool = True, names: t.Optional[t.Iterable[str]] = None) -> dict[str, t.Any]:
+                  keep: bool = True, names: t.Optional[t.Iterable[str]] = None,
+                  opener: t.Optional[t.Callable[[str], int]] = None) -> dict[str, t.Any]:
     """{relative path: {size, sha256}} of every regular file under root (symlinks followed), or of `names` when
-    given (what _weights_paths.snapshot_files accepted); {} when root does not exist. Hashes are reused from
-    cache_file while a file's size and mtime are unchanged; unless keep is false (check mode), the cache is
-    rewritten with what was read. Returns the manifest and how many files were hashed this time."""
+    given (what _weights_paths.snapshot_files accepted); {} when root does not exist. With `opener` (relative path
+    -> descriptor, _weights_paths.open_entry), each file's size, time and hash come from the descriptor it gives,
+    never from its path again. Hashes are reused from cache_file while a file's size and mtime are unchanged;
+    unless keep is false (check mode), the cache is rewritten with what was read. Returns the manifest and how
+    many files were hashed this time."""
     files: dict[str, dict[str, t.Any]] = {}
     cache = _load(cache_file) if cache_file else {}
     hashed = 0
     if not os.path.isdir(root):
         return {"files": files, "hashed": 0}
     for relative in sorted(names) if names is not None else _walk(root):
-        path = os.path.join(root, relative)
-        stat = os.stat(path)
-        key = f"{stat.st_size}:{stat.st_mtime_ns}"
         known = cache.get(relative) or {}
-        if known.get("key") == key and known.get("sha256"):
-            digest = known["sha256"]
+        if opener is None:
+            path = os.path.join(root, relative)
+            stat = os.stat(path)
+            key = f"{stat.st_size}:{stat.st_mtime_ns}"
+            reuse = known.get("key") == key and known.get("sha256")
+            digest = known["sha256"] if reuse else hash_file(path)
         else:
-            digest = hash_file(path)
-            hashed += 1
+            with os.fdopen(opener(relative), "rb") as handle:
+                stat = os.fstat(handle.fileno())
+                key = f"{stat.st_size}:{stat.st_mtime_ns}"
+                reuse = known.get("key") == key and known.get("sha256")
+                digest = known["sha256"] if reuse else _sha256_of_handle(handle)
+        hashed += 0 if reuse else 1
         files[relative] = {"size": stat.st_size, "sha256": digest, "key": key}
     if cache_file and keep:
         _save(cache_file, {path: {"key": entry["key"], "sha256": entry["sha256"]} for path, entry in files.items()})
@@ -74,11 +86,20 @@ def _walk(root: str) -> t.Iterator[str]:
                 yield os.path.relpath(os.path.join(folder, name), root)
 
 
-def remember(root: str, cache_file: str, digests: t.Mapping[str, str]) -> None:
+def remember(root: str, cache_file: str, digests: t.Mapping[str, str],
+             opener: t.Optional[t.Callable[[str], int]] = None) -> None:
     """Records the sha256 of files just written and verified (a worker's copies), keyed by their size and
-    mtime now, so the manifest read after the copy does not hash them a second time."""
+    mtime now (read through `opener`'s descriptor when given), so the manifest read after the copy does not hash
+    them a second time."""
     cache = _load(cache_file)
     for relative, digest in digests.items():
-        stat = os.stat(os.path.join(root, relative))
+        if opener is None:
+            stat = os.stat(os.path.join(root, relative))
+        else:
+            fd = opener(relative)
+            try:
+                stat = os.fstat(fd)
+            finally:
+                os.close(fd)
         cache[relative] = {"key": f"{stat.st_size}:{stat.st_mtime_ns}", "sha256": digest}
     _save(cache_file, cache)

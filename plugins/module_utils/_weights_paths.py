@@ -277,6 +277,28 @@ def snapshot_files(repo: str, commit: str, host: str = "") -> list[str]:
     return files
 
 
+def open_entry(repo: str, commit: str, relative: str, host: str = "") -> int:
+    """A descriptor of one snapshot entry, for reading: walked from the model's folder without following a link,
+    except the entry's own link into the model's blobs/, resolved here by hand (`../` up to the model's folder, then
+    `blobs/<name>`, as huggingface_hub writes it); what is opened must be a regular file. Sizes, times and hashes are
+    read from this descriptor, so nothing swapped in after snapshot_files() looked is followed."""
+    entry = f"snapshots/{commit}/{relative}"
+    fd, name = _open_parent(repo, entry, host, make_dirs=False)
+    try:
+        info = os.lstat(name, dir_fd=fd)
+        target = os.readlink(name, dir_fd=fd) if stat.S_ISLNK(info.st_mode) else ""
+    finally:
+        os.close(fd)
+    if not target:
+        return open_below(repo, entry, os.O_RDONLY, host=host)
+    prefix = "../" * (len(relative.split("/")) + 1) + "blobs/"
+    blob = target[len(prefix):]
+    if not target.startswith(prefix) or not blob or "/" in blob or blob in (".", ".."):
+        raise Untrusted(MESSAGES["F17_ENTRY_OUTSIDE"].format(host=host, path=os.path.join(repo, entry), target=target,
+                                                             blobs=os.path.join(repo, "blobs")))
+    return open_below(repo, f"blobs/{blob}", os.O_RDONLY, host=host)
+
+
 def _kind(mode: int) -> str:
     for test, name in ((stat.S_ISDIR, "folder"), (stat.S_ISFIFO, "pipe"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
                        (stat.S_ISBLK, "block device")):

@@ -16,6 +16,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights imp
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import (
     is_commit,
     open_below,
+    open_entry,
     read_commit,
     replace_below,
     snapshot_files,
@@ -78,21 +79,21 @@ def import_snapshot(source_repo: str, commit: str, target_dir: str, host: str = 
     renamed, never through a link, every folder from root down opened without following one. Sizes decide, not
     hashes: the operator's copy is read once, and the head's manifest, taken afterwards, hashes what the nodes
     will receive."""
-    source_dir = os.path.join(source_repo, "snapshots", commit)
     names = snapshot_files(source_repo, commit, host)  # all of it checked before anything is written
     if not root:
         os.makedirs(target_dir, exist_ok=True)
     start, below = _from(root, target_dir)
     copied = []
     for relative in names:
-        size = os.path.getsize(os.path.join(source_dir, relative))
-        target = os.path.join(target_dir, relative)
-        if os.path.isfile(target) and not os.path.islink(target) and os.path.getsize(target) == size:
-            continue
-        out = open_below(start, f"{below}{relative}.part", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, host=host,
-                         make_dirs=True)
-        with open(os.path.join(source_dir, relative), "rb") as src, os.fdopen(out, "wb") as dst:
-            shutil.copyfileobj(src, dst, 8 * 1024 * 1024)
+        with os.fdopen(open_entry(source_repo, commit, relative, host), "rb") as src:
+            size = os.fstat(src.fileno()).st_size
+            target = os.path.join(target_dir, relative)
+            if os.path.isfile(target) and not os.path.islink(target) and os.path.getsize(target) == size:
+                continue
+            out = open_below(start, f"{below}{relative}.part", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, host=host,
+                             make_dirs=True)
+            with os.fdopen(out, "wb") as dst:
+                shutil.copyfileobj(src, dst, 8 * 1024 * 1024)
         replace_below(start, f"{below}{relative}.part", f"{below}{relative}", host)
         copied.append(relative)
     return copied

@@ -105,6 +105,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_pat
     Untrusted,
     check_tree,
     is_commit,
+    open_entry,
     ref_name_problem,
     relative_problem,
     snapshot_files,
@@ -167,7 +168,11 @@ def fetch(module: AnsibleModule, p: dict, host: str) -> None:
     # The hashes a node keeps are the collection's own sidecar (not the model): a plan keeps them too, so the
     # copy after it, and every later run, reads metadata only. Check mode writes nothing.
     names = snapshot_files(repo, p["commit"], host) if os.path.isdir(snapshot) else []
-    have = read_manifest(snapshot, hashes, keep=not module.check_mode, names=names)["files"]
+
+    def opener(relative: str) -> int:  # every size, time and hash through a descriptor, never a path again
+        return open_entry(repo, p["commit"], relative, host)
+
+    have = read_manifest(snapshot, hashes, keep=not module.check_mode, names=names, opener=opener)["files"]
     plan = transfer_plan(p["files"], have)
     free = free_bytes(p["cache_dir"])
     found = read_ref(repo, p["ref"], host, root=p["cache_dir"])
@@ -185,9 +190,10 @@ def fetch(module: AnsibleModule, p: dict, host: str) -> None:
             done = fetch_files(p["url"], wanted, snapshot, p["timeout"], result["progress_file"], root=p["cache_dir"])
         except FetchError as exc:
             module.fail_json(msg=f"{host}: copying {p['model']} from {p['url']} failed: {exc}", fetch=result)
-        remember(snapshot, hashes, {path: str(entry["sha256"]) for path, entry in wanted.items()})
+        remember(snapshot, hashes, {path: str(entry["sha256"]) for path, entry in wanted.items()}, opener)
         result.update(copied=done["copied"], transferred=done["bytes"], seconds=done["seconds"])
-    differing = transfer_plan(p["files"], read_manifest(snapshot, hashes, names=snapshot_files(repo, p["commit"], host))["files"])["to_copy"]
+    after = read_manifest(snapshot, hashes, names=snapshot_files(repo, p["commit"], host), opener=opener)["files"]
+    differing = transfer_plan(p["files"], after)["to_copy"]
     if differing:
         module.fail_json(msg=verify_problem(host, p["model"], differing), fetch=result)
     moved = write_ref(repo, p["ref"], p["commit"], host, root=p["cache_dir"])

@@ -90,6 +90,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_man
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import (
     Untrusted,
     check_tree,
+    open_entry,
     owner_problem,
     ref_name_problem,
     snapshot_files,
@@ -167,7 +168,8 @@ def snapshot(module: AnsibleModule, p: dict, host: str) -> dict:
         return {"changed": bool(imported), "snapshot": empty}
     path = snapshot_path(p["cache_dir"], p["model"], commit)
     manifest = read_manifest(path, hash_cache_file(p["cache_dir"], p["model"], commit), keep=not module.check_mode,
-                             names=snapshot_files(repo, commit, host))
+                             names=snapshot_files(repo, commit, host),
+                             opener=lambda relative: open_entry(repo, commit, relative, host))
     if not manifest["files"]:
         module.fail_json(msg=MESSAGES["F17_NO_SNAPSHOT"].format(host=host, model=p["model"], ref=p["ref"], path=path))
     return {"changed": bool(imported), "snapshot": {

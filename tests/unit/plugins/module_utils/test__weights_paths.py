@@ -7,9 +7,11 @@ import os
 
 import pytest
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_manifest import read_manifest
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import (
     Untrusted,
     make_dirs_below,
+    open_entry,
     owner_problem,
     read_commit,
     ref_name_problem,
@@ -211,3 +213,42 @@ def test_a_source_owned_by_another_user_is_refused_unless_trusted(tmp_path, monk
     if refused:
         assert f"owned by {names[uid]} (uid {uid}), not root" in problem
         assert f"model_stage_source_trusted_owners: ['{names[uid]}']" in problem
+
+
+@pytest.mark.parametrize("swap", ["blob-for-a-link", "entry-for-a-link-outside", "entry-for-a-link-into-blobs-of-a-link"])
+def test_what_is_swapped_in_after_the_check_is_not_read(tmp_path, hub_repo, swap):
+    """snapshot_files() looked, then a writer of the cache swapped a file for a link (check then use): the manifest,
+    the import and the hashes read through open_entry's descriptor refuse it instead of following it (#31)."""
+    repo = hub_repo(tmp_path / "hub")
+    assert snapshot_files(str(repo), COMMIT) == ["config.json", "sub/model.safetensors"]
+    secret = secret_file(tmp_path)
+    entry = repo / "snapshots" / COMMIT / "config.json"
+    if swap == "blob-for-a-link":
+        blob = repo / "blobs" / "config.json"
+        blob.unlink()
+        blob.symlink_to(secret)
+    elif swap == "entry-for-a-link-outside":
+        entry.unlink()
+        entry.symlink_to(secret)
+    else:
+        (repo / "blobs" / "x").symlink_to(secret)
+        entry.unlink()
+        entry.symlink_to("../../blobs/x")
+    names = ["config.json", "sub/model.safetensors"]
+    with pytest.raises(Untrusted) as refused:
+        read_manifest(str(repo / "snapshots" / COMMIT), names=names,
+                      opener=lambda relative: open_entry(str(repo), COMMIT, relative, "spark-1"))
+    assert SECRET not in str(refused.value)
+    target = tmp_path / "node" / "snapshots" / COMMIT
+    with pytest.raises(Untrusted):
+        import_snapshot(str(repo), COMMIT, str(target), "spark-1")
+
+
+def test_an_entry_is_read_through_its_link_into_blobs(tmp_path, hub_repo):
+    repo = hub_repo(tmp_path / "hub")
+    with os.fdopen(open_entry(str(repo), COMMIT, "sub/model.safetensors"), "rb") as handle:
+        assert handle.read() == b"w" * 1000
+    manifest = read_manifest(str(repo / "snapshots" / COMMIT), names=["config.json", "sub/model.safetensors"],
+                             opener=lambda relative: open_entry(str(repo), COMMIT, relative))
+    assert {name: entry["size"] for name, entry in manifest["files"].items()} == {"config.json": 2,
+                                                                                  "sub/model.safetensors": 1000}

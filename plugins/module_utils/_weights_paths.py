@@ -39,8 +39,8 @@ MESSAGES = {
     "F17_FILE_NAME": "[F17] {host}: the head's manifest names {path!r}, which is not a plain relative path inside a "
                      "snapshot. Nothing was copied. Fix: look at the head's snapshot of the model for what put it "
                      "there.",
-    "F17_SOURCE_OWNER": "[F17] {host}: model_stage_source {path} is owned by {owner} (uid {uid}), not root; staging "
-                        "runs as root and copies it to every node. Fix: set model_stage_source_trusted_owners: "
+    "F17_SOURCE_OWNER": "[F17] {host}: {path} in model_stage_source is owned by {owner} (uid {uid}), not root; "
+                        "staging runs as root and copies it to every node. Fix: set model_stage_source_trusted_owners: "
                         "['{owner}'] if that user's copy is the one to serve, or point model_stage_source at a "
                         "root-owned copy.",
 }
@@ -308,9 +308,16 @@ def _kind(mode: int) -> str:
 
 
 def owner_problem(host: str, path: str, trusted_owners: t.Iterable[str], owner_name: t.Callable[[int], str]) -> str:
-    """F17: a source tree owned by someone other than root and the operator's trusted owners ('' when fine)."""
-    uid = os.lstat(path).st_uid
-    owner = owner_name(uid)
-    if uid == 0 or owner in set(trusted_owners):
-        return ""
-    return MESSAGES["F17_SOURCE_OWNER"].format(host=host, path=path, owner=owner, uid=uid)
+    """F17: a source tree (the model's folder and everything in it, links not followed; the folder itself no link)
+    with anything owned by someone other than root and the operator's trusted owners ('' when fine)."""
+    trusted = set(trusted_owners)
+    if os.path.islink(path):
+        return MESSAGES["F17_LINK"].format(host=host, path=path, target=os.readlink(path))
+    for folder, dirs, names in os.walk(path):
+        for name in [""] + sorted(dirs) + sorted(names):
+            entry = os.path.join(folder, name) if name else folder
+            uid = os.lstat(entry).st_uid
+            owner = owner_name(uid)
+            if uid != 0 and owner not in trusted:
+                return MESSAGES["F17_SOURCE_OWNER"].format(host=host, path=entry, owner=owner, uid=uid)
+    return ""

@@ -196,59 +196,37 @@ def test_an_import_never_writes_through_a_planted_part_link(tmp_path, hub_repo):
     assert secret.read_text() == SECRET
 
 
-@pytest.mark.parametrize(("uid", "trusted", "refused"), [
-    (0, [], False), (1000, [], True), (1000, ["alice"], False), (1001, ["alice"], True),
+@pytest.mark.parametrize(("owners", "trusted", "refused"), [
+    ({}, [], ""),
+    ({"models--org--tiny": 1000}, [], "models--org--tiny"),
+    ({"models--org--tiny": 1000}, ["alice"], ""),
+    ({"blobs/config.json": 1001}, ["alice"], "blobs/config.json"),                 # one file deep inside the tree
+    ({"snapshots": 1000, "refs/main": 1001}, ["alice", "bob"], ""),
 ])
-def test_a_source_owned_by_another_user_is_refused_unless_trusted(tmp_path, monkeypatch, uid, trusted, refused):
+def test_a_source_with_anything_owned_by_another_user_is_refused_unless_trusted(tmp_path, monkeypatch, hub_repo,
+                                                                                 owners, trusted, refused):
+    repo = hub_repo(tmp_path / "hub")
     real_lstat = os.lstat
 
     class Owned:
-        def __init__(self, info):
-            self.st_uid, self.st_mode = uid, info.st_mode
+        def __init__(self, path, info):
+            relative = os.path.relpath(path, repo.parent)
+            inner = os.path.relpath(path, repo)
+            self.st_uid = owners.get(relative, owners.get(inner, 0))
+            self.st_mode = info.st_mode
 
-    monkeypatch.setattr(os, "lstat", lambda path, *a, **k: Owned(real_lstat(path, *a, **k)))
+    monkeypatch.setattr(os, "lstat", lambda path, *a, **k: Owned(str(path), real_lstat(path, *a, **k)))
     names = {0: "root", 1000: "alice", 1001: "bob"}
-    problem = owner_problem("spark-1", str(tmp_path), trusted, names.__getitem__)
-    assert bool(problem) is refused
-    if refused:
-        assert f"owned by {names[uid]} (uid {uid}), not root" in problem
-        assert f"model_stage_source_trusted_owners: ['{names[uid]}']" in problem
-
-
-@pytest.mark.parametrize("swap", ["blob-for-a-link", "entry-for-a-link-outside", "entry-for-a-link-into-blobs-of-a-link"])
-def test_what_is_swapped_in_after_the_check_is_not_read(tmp_path, hub_repo, swap):
-    """snapshot_files() looked, then a writer of the cache swapped a file for a link (check then use): the manifest,
-    the import and the hashes read through open_entry's descriptor refuse it instead of following it (#31)."""
-    repo = hub_repo(tmp_path / "hub")
-    assert snapshot_files(str(repo), COMMIT) == ["config.json", "sub/model.safetensors"]
-    secret = secret_file(tmp_path)
-    entry = repo / "snapshots" / COMMIT / "config.json"
-    if swap == "blob-for-a-link":
-        blob = repo / "blobs" / "config.json"
-        blob.unlink()
-        blob.symlink_to(secret)
-    elif swap == "entry-for-a-link-outside":
-        entry.unlink()
-        entry.symlink_to(secret)
+    problem = owner_problem("spark-1", str(repo), trusted, names.__getitem__)
+    if not refused:
+        assert problem == ""
     else:
-        (repo / "blobs" / "x").symlink_to(secret)
-        entry.unlink()
-        entry.symlink_to("../../blobs/x")
-    names = ["config.json", "sub/model.safetensors"]
-    with pytest.raises(Untrusted) as refused:
-        read_manifest(str(repo / "snapshots" / COMMIT), names=names,
-                      opener=lambda relative: open_entry(str(repo), COMMIT, relative, "spark-1"))
-    assert SECRET not in str(refused.value)
-    target = tmp_path / "node" / "snapshots" / COMMIT
-    with pytest.raises(Untrusted):
-        import_snapshot(str(repo), COMMIT, str(target), "spark-1")
+        assert problem.startswith("[F17] spark-1: ") and f"{refused} in model_stage_source is owned by" in problem
+        uid = owners[refused]
+        assert f"(uid {uid}), not root" in problem and f"model_stage_source_trusted_owners: ['{names[uid]}']" in problem
 
 
-def test_an_entry_is_read_through_its_link_into_blobs(tmp_path, hub_repo):
+def test_a_source_that_is_a_link_is_refused(tmp_path, hub_repo):
     repo = hub_repo(tmp_path / "hub")
-    with os.fdopen(open_entry(str(repo), COMMIT, "sub/model.safetensors"), "rb") as handle:
-        assert handle.read() == b"w" * 1000
-    manifest = read_manifest(str(repo / "snapshots" / COMMIT), names=["config.json", "sub/model.safetensors"],
-                             opener=lambda relative: open_entry(str(repo), COMMIT, relative))
-    assert {name: entry["size"] for name, entry in manifest["files"].items()} == {"config.json": 2,
-                                                                                  "sub/model.safetensors": 1000}
+    (tmp_path / "link").symlink_to(repo)
+    assert "is a symbolic link" in owner_problem("spark-1", str(tmp_path / "link"), [], str)

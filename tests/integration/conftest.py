@@ -79,11 +79,24 @@ def task_outcome(output: str, task: str, host: str) -> str:
     return match.group(1)
 
 
-def pytest_collection_modifyitems(items):
-    """Tests that change nothing first; then the grouped ones (each xdist_group changes only what its own tests look
-    at); then those that change the nodes and put them back; last those that break a layer of the cluster and heal
-    it (restarts_layers), so a heal that fails harms no test after it. File order within each. tests/suite/run runs
-    the first two two at a time (`-n 2 -m readonly`, `-n 2 --dist loadgroup -m grouped`), the rest alone."""
+def pytest_addoption(parser):
+    parser.addoption("--group", default="", metavar="NAME",
+                     help="only the tests marked grouped(NAME) that are not readonly (tests/suite/side-by-side runs two "
+                          "groups at once)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that change nothing first; then the grouped ones (a group changes only what its own tests look at);
+    then those that change the nodes and put them back; last those that break a layer of the cluster and heal it
+    (restarts_layers), so a heal that fails harms no test after it. File order within each. tests/suite/run runs
+    the read-only ones two at a time (`-n 2 -m readonly`), two groups side by side (`--group NAME` each), the rest
+    alone. (Not xdist's loadgroup: with pytest 9 it no longer keeps a group on one worker.)"""
+    wanted = config.getoption("--group")
+    if wanted:
+        chosen = [item for item in items if _group_name(item) == wanted and not item.get_closest_marker("readonly")]
+        config.hook.pytest_deselected(items=[item for item in items if item not in chosen])
+        items[:] = chosen
+
     def group(item) -> int:
         if item.get_closest_marker("readonly"):
             return 0
@@ -91,6 +104,11 @@ def pytest_collection_modifyitems(items):
             return 1
         return 3 if item.get_closest_marker("restarts_layers") else 2
     items.sort(key=group)
+
+
+def _group_name(item) -> str:
+    marker = item.get_closest_marker("grouped")
+    return str(marker.args[0]) if marker and marker.args else ""
 
 
 @pytest.fixture()

@@ -60,8 +60,7 @@ def image_with_old_ray(lab):
     lab.node("spark-1", "docker", "rmi", tag)
 
 
-@pytest.mark.grouped
-@pytest.mark.xdist_group("runtime-image")
+@pytest.mark.grouped("runtime-image")
 def test_token_auth_required_with_a_ray_that_lacks_it(lab, tmp_path, image_with_old_ray, unchanged):
     lab.expect_failure(tmp_path, ["vllm_cluster_ray_auth=token, but inferops-lab/runtime:old-ray-test has Ray 2.50.0",
                                   "token authentication needs Ray 2.52.0+"],

@@ -31,9 +31,9 @@ class Registry(http.server.BaseHTTPRequestHandler):
 http.server.HTTPServer(("127.0.0.1", 5099), Registry).serve_forever()
 """
 
-# Changes the nodes only where the tests of its own xdist group look: a group's tests run one after another, beside
-# another group's (tests/suite/run: -n 2 --dist loadgroup -m grouped).
-pytestmark = [pytest.mark.grouped, pytest.mark.xdist_group("runtime-image")]
+# Changes the nodes only where the tests of its own group look: a group's tests run one after another, beside
+# another group's (tests/suite/run: tests/suite/side-by-side, pytest --group NAME).
+pytestmark = pytest.mark.grouped("runtime-image")
 
 
 @pytest.fixture()

@@ -14,9 +14,9 @@ HF_HOME = "/var/lib/inferops-vllm-cluster/huggingface"
 REPO = f"{HF_HOME}/hub/models--inferops-lab--tiny-llama"
 SERVER = "198.18.1.12:29510"
 
-# Changes the nodes only where the tests of its own xdist group look: a group's tests run one after another, beside
-# another group's (tests/suite/run: -n 2 --dist loadgroup -m grouped).
-pytestmark = [pytest.mark.grouped, pytest.mark.xdist_group("weights")]
+# Changes the nodes only where the tests of its own group look: a group's tests run one after another, beside
+# another group's (tests/suite/run: tests/suite/side-by-side, pytest --group NAME).
+pytestmark = pytest.mark.grouped("weights")
 
 
 def snapshot_files(lab, host):

@@ -203,8 +203,8 @@ def test_an_import_never_writes_through_a_planted_part_link(tmp_path, hub_repo):
     ({"blobs/config.json": 1001}, ["alice"], "blobs/config.json"),                 # one file deep inside the tree
     ({"snapshots": 1000, "refs/main": 1001}, ["alice", "bob"], ""),
 ])
-def test_a_source_with_anything_owned_by_another_user_is_refused_unless_trusted(tmp_path, monkeypatch, hub_repo,
-                                                                                 owners, trusted, refused):
+def test_a_source_with_anything_owned_by_another_user_is_refused_unless_trusted(
+        tmp_path, monkeypatch, hub_repo, owners, trusted, refused):
     repo = hub_repo(tmp_path / "hub")
     real_lstat = os.lstat
 
@@ -230,3 +230,42 @@ def test_a_source_that_is_a_link_is_refused(tmp_path, hub_repo):
     repo = hub_repo(tmp_path / "hub")
     (tmp_path / "link").symlink_to(repo)
     assert "is a symbolic link" in owner_problem("spark-1", str(tmp_path / "link"), [], str)
+
+
+@pytest.mark.parametrize("swap", ["blob-for-a-link", "entry-for-a-link-outside", "entry-for-a-link-into-blobs-of-a-link"])
+def test_what_is_swapped_in_after_the_check_is_not_read(tmp_path, hub_repo, swap):
+    """snapshot_files() looked, then a writer of the cache swapped a file for a link (check then use): the manifest,
+    the import and the hashes read through open_entry's descriptor refuse it instead of following it (#31)."""
+    repo = hub_repo(tmp_path / "hub")
+    assert snapshot_files(str(repo), COMMIT) == ["config.json", "sub/model.safetensors"]
+    secret = secret_file(tmp_path)
+    entry = repo / "snapshots" / COMMIT / "config.json"
+    if swap == "blob-for-a-link":
+        blob = repo / "blobs" / "config.json"
+        blob.unlink()
+        blob.symlink_to(secret)
+    elif swap == "entry-for-a-link-outside":
+        entry.unlink()
+        entry.symlink_to(secret)
+    else:
+        (repo / "blobs" / "x").symlink_to(secret)
+        entry.unlink()
+        entry.symlink_to("../../blobs/x")
+    names = ["config.json", "sub/model.safetensors"]
+    with pytest.raises(Untrusted) as refused:
+        read_manifest(str(repo / "snapshots" / COMMIT), names=names,
+                      opener=lambda relative: open_entry(str(repo), COMMIT, relative, "spark-1"))
+    assert SECRET not in str(refused.value)
+    target = tmp_path / "node" / "snapshots" / COMMIT
+    with pytest.raises(Untrusted):
+        import_snapshot(str(repo), COMMIT, str(target), "spark-1")
+
+
+def test_an_entry_is_read_through_its_link_into_blobs(tmp_path, hub_repo):
+    repo = hub_repo(tmp_path / "hub")
+    with os.fdopen(open_entry(str(repo), COMMIT, "sub/model.safetensors"), "rb") as handle:
+        assert handle.read() == b"w" * 1000
+    manifest = read_manifest(str(repo / "snapshots" / COMMIT), names=["config.json", "sub/model.safetensors"],
+                             opener=lambda relative: open_entry(str(repo), COMMIT, relative))
+    sizes = {name: entry["size"] for name, entry in manifest["files"].items()}
+    assert sizes == {"config.json": 2, "sub/model.safetensors": 1000}

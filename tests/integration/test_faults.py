@@ -24,37 +24,6 @@ def converge(lab, tmp_path):
     return result
 
 
-@pytest.fixture(scope="module")
-def serving_again(lab, tmp_path_factory):
-    """One heal for two tests: the unclean worker restart leaves vLLM's rank on spark-2 dead, and the killed-worker
-    test that follows it converges anyway. Once the module is done, the cluster must serve (validated with its
-    ranks and a completion); a converge brings it back when not (e.g. the restart test ran alone)."""
-    yield
-    tmp_path = tmp_path_factory.mktemp("serving_again")
-    if lab.playbook(tmp_path, "--tags", "validate").returncode != 0:
-        converge(lab, tmp_path)
-
-
-@pytest.mark.restarts_layers
-def test_worker_restarted_without_a_clean_stop_passes_validate_once_ray_drops_its_old_raylet(
-        lab, tmp_path, serving_again):
-    # SIGKILL, so the old raylet cannot unregister: Ray keeps it alive beside the new one for a few
-    # seconds, at the same address. Validate must wait that out instead of probing the stale node.
-    lab.node("spark-2", "docker", "kill", "vllm-cluster-ray-worker")
-    lab.node("spark-2", "docker", "start", "vllm-cluster-ray-worker")
-    deadline = time.monotonic() + 90
-    while "Ray runtime started" not in worker_log_since_start(lab):
-        assert time.monotonic() < deadline, "the restarted worker did not report `Ray runtime started`"
-        time.sleep(1)
-    # vLLM's rank on spark-2 died with the worker (F20, tested in test_serving_across_nodes): judge Ray alone.
-    # The next test's converge brings the rank back (serving_again checks it did, and converges if not).
-    result = lab.playbook(tmp_path, "--tags", "validate", "-e", "cluster_validate_vllm=false")
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-3000:]
-    rows = re.findall(r"spark-2\s+198\.18\.1\.13\s+worker (alive|DEAD)", output)
-    assert rows.count("alive") == 1 and rows.count("DEAD") >= 1, output[-3000:]
-
-
 @pytest.mark.restarts_layers
 def test_killed_worker_is_named_by_validate(lab, tmp_path):
     # Docker restarts a killed unless-stopped container at once, and Ray can then heal before validate
@@ -72,10 +41,31 @@ def test_killed_worker_is_named_by_validate(lab, tmp_path):
         assert any(f"[{code}] spark-2" in output for code in ("F4", "F14", "F15")), output[-3000:]
         assert time.monotonic() - started < 120
     finally:
-        # site.yml restores the worker (and brings back vLLM's ranks, which died with it: here and in the test before)
         converge(lab, tmp_path)
         policy = lab.node("spark-2", "docker", "inspect", "-f", "{{.HostConfig.RestartPolicy.Name}}", "vllm-cluster-ray-worker")
         assert policy.stdout.strip() == "unless-stopped"
+
+
+@pytest.mark.restarts_layers
+def test_worker_restarted_without_a_clean_stop_passes_validate_once_ray_drops_its_old_raylet(lab, tmp_path):
+    # SIGKILL, so the old raylet cannot unregister: Ray keeps it alive beside the new one for a few
+    # seconds, at the same address. Validate must wait that out instead of probing the stale node.
+    lab.node("spark-2", "docker", "kill", "vllm-cluster-ray-worker")
+    lab.node("spark-2", "docker", "start", "vllm-cluster-ray-worker")
+    deadline = time.monotonic() + 90
+    while "Ray runtime started" not in worker_log_since_start(lab):
+        assert time.monotonic() < deadline, "the restarted worker did not report `Ray runtime started`"
+        time.sleep(1)
+    try:
+        # vLLM's rank on spark-2 died with the worker (F20, tested in test_serving_across_nodes): judge Ray alone.
+        result = lab.playbook(tmp_path, "--tags", "validate", "-e", "cluster_validate_vllm=false")
+        output = result.stdout + result.stderr
+        assert result.returncode == 0, output[-3000:]
+        rows = re.findall(r"spark-2\s+198\.18\.1\.13\s+worker (alive|DEAD)", output)
+        assert rows.count("alive") == 1 and rows.count("DEAD") >= 1, output[-3000:]
+    finally:
+        # site.yml brings vLLM's ranks back (its rank on spark-2 died with the worker)
+        converge(lab, tmp_path)
 
 
 @pytest.mark.restarts_layers

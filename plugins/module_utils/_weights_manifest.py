@@ -13,7 +13,7 @@ import json
 import os
 import typing as t
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import read_sidecar, write_sidecar
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import drop_cache, read_sidecar, write_sidecar
 
 CHUNK = 8 * 1024 * 1024
 
@@ -27,6 +27,7 @@ def _sha256_of_handle(handle: t.BinaryIO) -> str:
     digest = hashlib.sha256()
     for block in iter(lambda: handle.read(CHUNK), b""):
         digest.update(block)
+    drop_cache(handle.fileno())
     return digest.hexdigest()
 
 
@@ -44,15 +45,16 @@ def _save(cache_file: str, cache: t.Mapping[str, t.Any]) -> None:
 
 def read_manifest(root: str, cache_file: str = "", hash_file: t.Callable[[str], str] = sha256_of,
                   keep: bool = True, names: t.Optional[t.Iterable[str]] = None,
-                  opener: t.Optional[t.Callable[[str], int]] = None) -> dict[str, t.Any]:
+                  opener: t.Optional[t.Callable[[str], int]] = None, full: bool = False) -> dict[str, t.Any]:
     """{relative path: {size, sha256}} of every regular file under root (symlinks followed), or of `names` when
     given (what _weights_paths.snapshot_files accepted); {} when root does not exist. With `opener` (relative path
     -> descriptor, _weights_paths.open_entry), each file's size, time and hash come from the descriptor it gives,
-    never from its path again. Hashes are reused from cache_file while a file's size and mtime are unchanged;
-    unless keep is false (check mode), the cache is rewritten with what was read. Returns the manifest and how
+    never from its path again. Hashes are reused from cache_file while a file's size and mtime are unchanged (what
+    the fast path trusts: that nothing rewrote a file and set its time back), unless `full` (model_stage_verify:
+    full) re-hashes every file; unless keep is false (check mode), the cache is rewritten with what was read. Returns the manifest and how
     many files were hashed this time."""
     files: dict[str, dict[str, t.Any]] = {}
-    cache = _load(cache_file) if cache_file else {}
+    cache = _load(cache_file) if cache_file and not full else {}
     hashed = 0
     if not os.path.isdir(root):
         return {"files": files, "hashed": 0}

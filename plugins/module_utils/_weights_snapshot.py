@@ -108,3 +108,14 @@ def hash_cache_file(cache_root: str, model: str, commit: str) -> str:
 def progress_file(cache_root: str, model: str) -> str:
     """Where a node's copy reports its progress (the play polls it; an operator can read it)."""
     return os.path.join(str(cache_root), "inferops-weights", f"{repo_folder(model)}.progress.json")
+
+
+def server_lock_file(cache_root: str) -> str:
+    """The head's staging server holds this while it serves, and says in it where it listens (the play waits for
+    that line); the next run ends a server an interrupted run left behind through it."""
+    return os.path.join(str(cache_root), "inferops-weights", "server.lock")
+
+
+def copy_lock_file(cache_root: str, model: str) -> str:
+    """A worker's copy of one model holds this while it writes: one writer per `.part`."""
+    return os.path.join(str(cache_root), "inferops-weights", f"{repo_folder(model)}.lock")

@@ -14,9 +14,11 @@ description:
     hashes kept by size and modification time, so an unchanged node reads metadata only) and plans the files it
     lacks or holds wrong.
   - Refuses before copying anything when the cache's filesystem has less free space than those files need.
-  - Copies them from O(url) (the head's staging server on its interconnect address), each into C(<name>.part),
-    resumed with a byte range after an interruption, checked against the head's sha256 before it replaces the
-    file; progress goes to C(<cache_dir>/inferops-weights/models--ORG--NAME.progress.json). Then checks the whole snapshot again and points C(refs/<ref>) at
+  - Copies them from O(url) (the head's M(inferops.vllm_cluster.model_serve) on its interconnect address), each
+    into C(<name>.part), resumed with a byte range after an interruption, hashed while it arrives and checked against
+    the head's sha256 before it replaces the file. Every request is signed with O(secret) and every answer must
+    prove the server holds it too; one copy per model and node at a time (an interrupted run's copy still running is
+    ended first); progress goes to C(<cache_dir>/inferops-weights/models--ORG--NAME.progress.json). Then checks the whole snapshot again and points C(refs/<ref>) at
     O(commit), so vLLM finds it with C(HF_HUB_OFFLINE=1).
   - With O(plan_only) (and in check mode) it only plans and checks the space.
 options:
@@ -44,10 +46,22 @@ options:
     description: The head's staging server; required unless O(plan_only).
     type: str
     default: ""
+  secret:
+    description: This run's secret, shared with the head's M(inferops.vllm_cluster.model_serve); required unless O(plan_only).
+    type: str
+    default: ""
   timeout:
     description: Seconds a request may stall before the copy fails (a re-run resumes it).
     type: int
     default: 60
+  verify:
+    description:
+      - C(fast) reuses a file's kept sha256 while its size and modification time are unchanged (a no-op run reads
+        metadata only; it trusts that nothing rewrote a file and set its time back).
+      - C(full) hashes every file again (C(model_stage_verify)).
+    type: str
+    choices: [fast, full]
+    default: fast
   plan_only:
     description: Plan and check the space; copy nothing.
     type: bool
@@ -73,6 +87,8 @@ EXAMPLES = r"""
     commit: "{{ head_snapshot.commit }}"
     files: "{{ head_snapshot.files }}"
     url: http://192.168.200.12:29510
+    secret: "{{ staging_secret }}"
+  no_log: true
 """
 
 RETURN = r"""
@@ -81,7 +97,8 @@ fetch:
     The plan (C(to_copy), C(bytes), C(total), C(same), C(extra)), the node's commit before (C(found)), whether it
     needs anything (C(needed): files, or its ref moved to O(commit)), its free space (C(free)), the space problem
     (C(problem), empty when it fits), where the copy reports its progress (C(progress_file)) and, after a copy,
-    what moved (C(copied), C(transferred), C(seconds)).
+    what moved (C(copied), C(transferred), C(seconds)) and the pid of an interrupted run's copy it ended (C(ended), 0
+    when none).
   returned: always
   type: dict
   sample: {"found": "", "needed": true, "free": 52000000000, "problem": "",
@@ -100,6 +117,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights imp
     verify_problem,
 )
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_fetch import FetchError, fetch_files
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_lock import LockError, take
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import (
     MESSAGES,
     Untrusted,
@@ -112,6 +130,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_pat
 )
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_manifest import read_manifest, remember
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_snapshot import (
+    copy_lock_file,
     hash_cache_file,
     progress_file,
     read_ref,
@@ -138,12 +157,14 @@ def main() -> None:
             "commit": {"type": "str", "required": True},
             "files": {"type": "dict", "required": True},
             "url": {"type": "str", "default": ""},
+            "secret": {"type": "str", "default": "", "no_log": True},
             "timeout": {"type": "int", "default": 60},
             "plan_only": {"type": "bool", "default": False},
+            "verify": {"type": "str", "choices": ["fast", "full"], "default": "fast"},
             "host": {"type": "str", "default": ""},
         },
         supports_check_mode=True,
-        required_if=[("plan_only", False, ("url",))],
+        required_if=[("plan_only", False, ("url", "secret"))],
     )
     p = module.params
     host = p["host"] or os.uname().nodename
@@ -172,24 +193,33 @@ def fetch(module: AnsibleModule, p: dict, host: str) -> None:
     def opener(relative: str) -> int:  # every size, time and hash through a descriptor, never a path again
         return open_entry(repo, p["commit"], relative, host)
 
-    have = read_manifest(snapshot, hashes, keep=not module.check_mode, names=names, opener=opener)["files"]
+    have = read_manifest(snapshot, hashes, keep=not module.check_mode, names=names, opener=opener,
+                         full=p["verify"] == "full")["files"]
     plan = transfer_plan(p["files"], have)
     free = free_bytes(p["cache_dir"])
     found = read_ref(repo, p["ref"], host, root=p["cache_dir"])
     result = {**plan, "found": found, "free": free, "needed": bool(plan["to_copy"]) or found != p["commit"],
               "problem": space_problem(host, plan["bytes"], free, p["cache_dir"]),
               "progress_file": progress_file(p["cache_dir"], p["model"]),
-              "copied": [], "transferred": 0, "seconds": 0}
+              "copied": [], "transferred": 0, "seconds": 0, "ended": 0}
     if module.check_mode or p["plan_only"]:
         module.exit_json(changed=result["needed"], fetch=result)
     if result["problem"]:
         module.fail_json(msg=result["problem"], fetch=result)
     if plan["to_copy"]:
         wanted = {path: p["files"][path] for path in plan["to_copy"]}
+        # one writer per .part: an interrupted run's copy still running detached is ended first
         try:
-            done = fetch_files(p["url"], wanted, snapshot, p["timeout"], result["progress_file"], root=p["cache_dir"])
+            lock, result["ended"] = take(copy_lock_file(p["cache_dir"], p["model"]), host, "copy of the weights")
+        except LockError as exc:
+            module.fail_json(msg=str(exc), fetch=result)
+        try:
+            done = fetch_files(p["url"], wanted, snapshot, p["timeout"], result["progress_file"], root=p["cache_dir"],
+                               secret=p["secret"], worker=host)
         except FetchError as exc:
             module.fail_json(msg=f"{host}: copying {p['model']} from {p['url']} failed: {exc}", fetch=result)
+        finally:
+            os.close(lock)
         remember(snapshot, hashes, {path: str(entry["sha256"]) for path, entry in wanted.items()}, opener)
         result.update(copied=done["copied"], transferred=done["bytes"], seconds=done["seconds"])
     after = read_manifest(snapshot, hashes, names=snapshot_files(repo, p["commit"], host), opener=opener)["files"]

@@ -45,6 +45,14 @@ options:
     type: list
     elements: str
     default: []
+  verify:
+    description:
+      - C(fast) reuses a file's kept sha256 while its size and modification time are unchanged (a no-op run reads
+        metadata only; it trusts that nothing rewrote a file and set its time back).
+      - C(full) hashes every file again (C(model_stage_verify)).
+    type: str
+    choices: [fast, full]
+    default: fast
   required:
     description: Fail with the F17 message when no snapshot is found; false answers C(commit) empty instead.
     type: bool
@@ -122,6 +130,7 @@ def main() -> None:
             "source": {"type": "path", "default": ""},
             "trusted_owners": {"type": "list", "elements": "str", "default": []},
             "required": {"type": "bool", "default": True},
+            "verify": {"type": "str", "choices": ["fast", "full"], "default": "fast"},
             "host": {"type": "str", "default": ""},
         },
         supports_check_mode=True,
@@ -169,7 +178,8 @@ def snapshot(module: AnsibleModule, p: dict, host: str) -> dict:
     path = snapshot_path(p["cache_dir"], p["model"], commit)
     manifest = read_manifest(path, hash_cache_file(p["cache_dir"], p["model"], commit), keep=not module.check_mode,
                              names=snapshot_files(repo, commit, host),
-                             opener=lambda relative: open_entry(repo, commit, relative, host))
+                             opener=lambda relative: open_entry(repo, commit, relative, host),
+                             full=p["verify"] == "full")
     if not manifest["files"]:
         module.fail_json(msg=MESSAGES["F17_NO_SNAPSHOT"].format(host=host, model=p["model"], ref=p["ref"], path=path))
     return {"changed": bool(imported), "snapshot": {

@@ -1,0 +1,117 @@
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""One staging process per job on a node: the head's server, and each worker's copy of a model, hold an exclusive
+POSIX lock on a file of staging's own (in the root-only inferops-weights/ folder beside the hub cache). A run that
+was interrupted (Ctrl-C during "Wait for the copies") leaves its Ansible async jobs running detached; the next run
+finds the lock held, asks the kernel which process holds it (F_GETLK: not a pid someone wrote into a file), ends
+that process and takes the lock, so two writers never append to the same `.part` and no old server keeps the port.
+Private to the collection."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import struct
+import time
+import typing as t
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import open_below
+
+# struct flock on 64-bit Linux (x86_64, aarch64): short l_type, short l_whence, off_t l_start, off_t l_len,
+# pid_t l_pid, padded to 32 bytes
+_FLOCK = "@hhqqi4x"
+
+MESSAGES = {
+    "FOREIGN": "[F17] {host}: {path} is locked by a process outside this PID namespace (a container?); staging "
+               "cannot end it. Fix: find the process holding it (grep {inode} /proc/locks on {host}), stop it, and run "
+               "site.yml again.",
+    "STUCK": "[F17] {host}: process {pid} (an interrupted run's {what}) still holds {path} {seconds:.0f} s after it "
+             "was told to end (SIGTERM, then SIGKILL). Fix: look at it on {host} (ps -o pid,stat,cmd -p {pid}), "
+             "end it, and run site.yml again.",
+}
+
+
+class LockError(Exception):
+    """The lock could not be taken; the message names the host, the file and the process."""
+
+
+def _lock_path(path: str) -> tuple[str, str]:
+    """(root, relative) for open_below: the lock file and its folder are opened without following a link."""
+    folder = os.path.dirname(path)
+    return os.path.dirname(folder), f"{os.path.basename(folder)}/{os.path.basename(path)}"
+
+
+def _open(path: str, host: str, create: bool) -> int:
+    root, relative = _lock_path(path)
+    flags = os.O_RDWR | (os.O_CREAT if create else 0)
+    return open_below(root, relative, flags, 0o600, host=host, make_dirs=create)
+
+
+def holder_of(fd: int) -> int:
+    """The pid holding a conflicting lock on fd's file: 0 when none, -1 when its holder is outside this PID
+    namespace (the kernel reports pid 0 for it)."""
+    query = struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+    kind, _whence, _start, _length, pid = struct.unpack(_FLOCK, fcntl.fcntl(fd, fcntl.F_GETLK, query))
+    if kind == fcntl.F_UNLCK:
+        return 0
+    return pid if pid > 0 else -1
+
+
+def holder(path: str, host: str = "") -> int:
+    """Who holds the lock of `path` now (see holder_of); 0 when the file does not exist."""
+    try:
+        fd = _open(path, host, create=False)
+    except FileNotFoundError:
+        return 0
+    try:
+        return holder_of(fd)
+    finally:
+        os.close(fd)
+
+
+def _try(fd: int) -> bool:
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False
+
+
+def take(path: str, host: str, what: str, grace: float = 10.0,
+         kill: t.Callable[[int, int], None] = os.kill, sleep: t.Callable[[float], None] = time.sleep) -> tuple[int, int]:
+    """Takes the lock of `path` (created 0600), ending an interrupted run's process that holds it: SIGTERM, then
+    SIGKILL after `grace` seconds. Returns (descriptor, pid ended or 0); the lock lasts while the descriptor is
+    open (close it, or exit, to release). Raises LockError when the holder cannot be ended."""
+    fd = _open(path, host, create=True)
+    ended = 0
+    try:
+        for signal_number in (None, signal.SIGTERM, signal.SIGKILL):
+            if signal_number is not None:
+                pid = holder_of(fd)
+                if pid == -1:
+                    raise LockError(MESSAGES["FOREIGN"].format(host=host, path=path, inode=os.fstat(fd).st_ino))
+                if pid > 1:
+                    try:
+                        kill(pid, signal_number)
+                    except ProcessLookupError:
+                        pass
+                    ended = pid
+            deadline = time.monotonic() + (grace if signal_number is not None else 0)
+            while True:
+                if _try(fd):
+                    return fd, ended
+                if time.monotonic() >= deadline:
+                    break
+                sleep(0.2)
+        raise LockError(MESSAGES["STUCK"].format(host=host, pid=ended, what=what, path=path, seconds=2 * grace))
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def say(fd: int, text: str) -> None:
+    """Replaces the lock file's text (what the holder is doing: an operator, and the play's wait, read it)."""
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, text.encode("utf-8"), 0)

@@ -1,0 +1,95 @@
+"""One staging process per job: the lock names its holder (from the kernel), and a run ends an interrupted run's
+process still holding it (#31 item 4: a Ctrl-C left the copy running detached, and the next run was a second
+writer on the same .part)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_lock import LockError, holder, say, take
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import Untrusted
+
+HOLD = """
+import fcntl, os, signal, sys, time
+if sys.argv[2] == "stubborn":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.lockf(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.fixture()
+def leftover(tmp_path):
+    """start(kind) -> a process of an 'interrupted run' holding the lock of tmp_path/inferops-weights/x.lock."""
+    (tmp_path / "inferops-weights").mkdir()
+    path = tmp_path / "inferops-weights" / "x.lock"
+    started = []
+
+    def start(kind: str = "plain") -> subprocess.Popen:
+        process = subprocess.Popen([sys.executable, "-c", HOLD, str(path), kind], stdout=subprocess.PIPE, text=True)
+        assert process.stdout.readline() == "held\n"
+        started.append(process)
+        return process
+
+    yield path, start
+    for process in started:
+        process.kill()
+        process.wait()
+
+
+def test_a_free_lock_is_taken_and_says_what_its_holder_does(leftover):
+    path, _ = leftover
+    fd, ended = take(str(path), "spark-2", "copy")
+    try:
+        say(fd, "listening abc 198.18.0.10:29510\n")
+        assert ended == 0 and path.read_text() == "listening abc 198.18.0.10:29510\n"
+        assert oct(path.stat().st_mode & 0o777) == "0o600"
+    finally:
+        os.close(fd)
+
+
+def test_the_kernel_names_the_holder_and_the_next_run_ends_it(leftover):
+    path, start = leftover
+    process = start()
+    assert holder(str(path)) == process.pid
+    fd, ended = take(str(path), "spark-2", "copy", grace=5)
+    try:
+        assert ended == process.pid
+        assert process.wait(5) == -signal.SIGTERM
+        assert holder(str(path)) == 0 or holder(str(path)) == os.getpid()
+    finally:
+        os.close(fd)
+
+
+def test_a_holder_that_ignores_sigterm_is_killed(leftover):
+    path, start = leftover
+    process = start("stubborn")
+    fd, ended = take(str(path), "spark-2", "copy", grace=0.5)
+    os.close(fd)
+    assert ended == process.pid and process.wait(5) == -signal.SIGKILL
+
+
+def test_a_holder_that_cannot_be_ended_is_named(leftover):
+    path, start = leftover
+    process = start()
+    with pytest.raises(LockError, match=rf"spark-2: process {process.pid} \(an interrupted run's copy\) still holds "
+                                        r".*x.lock 0 s after"):
+        take(str(path), "spark-2", "copy", grace=0.1, kill=lambda pid, sig: None, sleep=lambda s: None)
+    assert process.poll() is None
+
+
+def test_a_link_where_the_lock_goes_is_refused(tmp_path):
+    (tmp_path / "inferops-weights").mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("untouched")
+    (tmp_path / "inferops-weights" / "x.lock").symlink_to(victim)
+    with pytest.raises(Untrusted, match="x.lock is a symbolic link"):
+        take(str(tmp_path / "inferops-weights" / "x.lock"), "spark-2", "copy")
+    assert victim.read_text() == "untouched"

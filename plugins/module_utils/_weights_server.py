@@ -37,6 +37,12 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_pat
 
 DONE = "/done"
 
+MESSAGES = {
+    "CANNOT_LISTEN": "[F17] {host}: the staging server could not listen on {address}:{port}: {error}. Nothing was "
+                     "copied. Fix: free port {port} there (ss -ltnp names the process), or set "
+                     "vllm_cluster_weights_port to a free port.",
+}
+
 
 class Staging:
     """One run's snapshot, secret and workers, and what the server saw of them."""

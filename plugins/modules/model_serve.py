@@ -128,12 +128,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_lock import LockError, holder, say, take
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import Untrusted, is_commit
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_server import Staging, serve
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_server import MESSAGES, Staging, serve
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_snapshot import repo_dir, server_lock_file
-
-CANNOT_LISTEN = ("{host}: the staging server could not listen on {address}:{port}: {error}. Fix: free port {port} "
-                 "there (ss -ltnp names the process), or set vllm_cluster_weights_port to a free port.")
-
 
 def main() -> None:
     module = AnsibleModule(
@@ -184,7 +180,7 @@ def main() -> None:
         served.update(serve(p["address"], p["port"], staging, p["idle"], p["startup"], p["timeout"],
                             on_listening=lambda: say(fd, f"listening {p['run']} {p['address']}:{p['port']}\n")))
     except OSError as exc:
-        message = CANNOT_LISTEN.format(host=host, address=p["address"], port=p["port"], error=exc.strerror or exc)
+        message = MESSAGES["CANNOT_LISTEN"].format(host=host, address=p["address"], port=p["port"], error=exc.strerror or exc)
         say(fd, f"failed {p['run']} {message}\n")
         module.fail_json(msg=message, served=served)
     finally:

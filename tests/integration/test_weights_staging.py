@@ -4,6 +4,7 @@ nodes), every rank runs offline. Each test runs the staging layer (--tags weight
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import time
@@ -119,6 +120,26 @@ def test_every_rank_runs_offline(lab):
                          "sh", "-c", "for p in /proc/[0-9]*; do case \"$(tr '\\0' ' ' < $p/cmdline)\" in "
                          "ray::RayWorker*) echo \"$(tr '\\0' '\\n' < $p/environ | grep '^HF_HUB_OFFLINE=')\";; esac; done")
         assert ranks.stdout.split() == ["HF_HUB_OFFLINE=1"], f"{host}: {ranks.stdout!r} {ranks.stderr}"
+
+
+@pytest.mark.readonly
+def test_vllm_loads_the_revision_staging_pinned_on_every_node(lab):
+    """#31 item 5: before, vLLM started without --revision and resolved refs/main offline, whatever was staged."""
+    command = json.loads(lab.node("spark-1", "docker", "inspect", "--format", "{{json .Config.Cmd}}",
+                                  "vllm-cluster-vllm").stdout)
+    assert command[command.index("--revision") + 1] == "main", command
+    assert command[command.index("--tokenizer-revision") + 1] == "main", command
+    commits = {host: lab.node(host, "cat", f"{REPO}/refs/main").stdout.strip() for host in ("spark-1", "spark-2")}
+    assert len(set(commits.values())) == 1 and all(len(commit) == 40 for commit in commits.values()), commits
+
+
+def test_a_staged_revision_other_than_the_served_one_is_refused(lab, tmp_path):
+    rc, output = stage(lab, tmp_path, "-e", "model_stage_ref=v2")
+    assert rc != 0
+    assert ("model_stage_ref=v2 but vllm_cluster_model_revision=main: vLLM is started with --revision main, so it "
+            "would serve another revision than the one staged and verified. Nothing was staged.") in output, \
+        output[-3000:]
+    assert "Read the head's snapshot" not in output
 
 
 @pytest.fixture(autouse=True)

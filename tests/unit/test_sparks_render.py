@@ -162,6 +162,8 @@ def test_vllm_serves_the_model_tensor_parallel_over_ray(render):
     assert arg("--model") == "Qwen/Qwen3.5-122B-A10B-FP8"
     assert arg("--tensor-parallel-size") == "2"
     assert arg("--distributed-executor-backend") == "ray"
+    # the revision staging pinned on every node, not whatever refs/main says offline (#31 item 5)
+    assert arg("--revision") == "main" and arg("--tokenizer-revision") == "main"
     # A Ray driver: shares the head's Ray session directory, and reads a pinned env of its own.
     assert "/var/lib/inferops-vllm-cluster/ray/tmp:/tmp/ray" in spec["volumes"]
     assert env_file(render, "spark-1", "vllm.env")["VLLM_HOST_IP"] == "192.168.200.12"
@@ -299,7 +301,7 @@ def test_weights_are_downloaded_once_on_the_head_with_the_token_file(render):
     assert "/etc/inferops-vllm-cluster:/etc/inferops-vllm-cluster:ro" in argv
     assert "/var/lib/inferops-vllm-cluster/huggingface:/root/.cache/huggingface" in argv
     assert argv[argv.index("--env") + 1] == "HF_HUB_OFFLINE=0"  # the one container that may reach the hub
-    assert argv[-2:] == ["Qwen/Qwen3.5-122B-A10B-FP8", "main"]
+    assert argv[-4:] == ["Qwen/Qwen3.5-122B-A10B-FP8", "main", "spark-1", "/var/lib/inferops-vllm-cluster/huggingface"]
     assert not [arg for arg in argv if "hf_" in arg.lower() and "token" in arg.lower() and "PATH" not in arg]
 
 

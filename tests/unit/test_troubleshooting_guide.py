@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import pathlib
 import re
 
@@ -11,15 +12,23 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_checks 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_token import MESSAGES as TOKEN_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._vllm_serving import MESSAGES as SERVING_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights import MESSAGES as WEIGHTS_MESSAGES
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_fetch import MESSAGES as FETCH_MESSAGES
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_lock import MESSAGES as LOCK_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import MESSAGES as TRUST_MESSAGES
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_server import MESSAGES as SERVER_MESSAGES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 GUIDE = (REPO / "docs" / "troubleshooting.md").read_text()
+# the head's download script runs inside the runtime image (huggingface_hub): its table is read, not imported
+DOWNLOAD_MESSAGES = ast.literal_eval(re.search(r"^MESSAGES = (\{.*?^\})", (REPO / "roles" / "model_stage" / "files" /
+                                                                           "download.py").read_text(),
+                                               re.S | re.M).group(1))
 
 
 def test_every_module_message_is_quoted_verbatim():
     for key, template in {**RAY_MESSAGES, **SERVING_MESSAGES, **TOKEN_MESSAGES, **MP_MESSAGES, **WEIGHTS_MESSAGES,
-                          **TRUST_MESSAGES}.items():
+                          **TRUST_MESSAGES, **FETCH_MESSAGES, **LOCK_MESSAGES, **SERVER_MESSAGES,
+                          **DOWNLOAD_MESSAGES}.items():
         assert template.replace("{doc}", TROUBLESHOOTING) in GUIDE, f"{key} differs between code and guide"
 
 

@@ -18,8 +18,8 @@ description:
     into C(<name>.part), resumed with a byte range after an interruption, hashed while it arrives and checked against
     the head's sha256 before it replaces the file. Every request is signed with O(secret) and every answer must
     prove the server holds it too; one copy per model and node at a time (an interrupted run's copy still running is
-    ended first); progress goes to C(<cache_dir>/inferops-weights/models--ORG--NAME.progress.json). Then checks the whole snapshot again and points C(refs/<ref>) at
-    O(commit), so vLLM finds it with C(HF_HUB_OFFLINE=1).
+    ended first); progress goes to C(<cache_dir>/inferops-weights/models--ORG--NAME.progress.json). Then checks the
+    whole snapshot again and points C(refs/<ref>) at O(commit), so vLLM finds it with C(HF_HUB_OFFLINE=1).
   - With O(plan_only) (and in check mode) it only plans and checks the space.
 options:
   cache_dir:

@@ -131,6 +131,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_pat
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_server import MESSAGES, Staging, serve
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_snapshot import repo_dir, server_lock_file
 
+
 def main() -> None:
     module = AnsibleModule(
         argument_spec={

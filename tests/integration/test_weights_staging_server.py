@@ -6,8 +6,6 @@ the staging layer (--tags weights) for real and leaves the lab staged as it foun
 from __future__ import annotations
 
 import re
-import subprocess
-import time
 
 import pytest
 
@@ -60,7 +58,7 @@ def test_an_interrupted_runs_server_and_copy_are_ended_by_the_next_run(lab, tmp_
     server also the port); the next run ends them and stages."""
     assert stage(lab, tmp_path)[0] == 0
     lacks_one_file(lab)
-    server = start_holder(lab, "spark-1", f"{WEIGHTS}/server.lock", SERVER.split(":")[0])
+    server = start_holder(lab, "spark-1", f"{WEIGHTS}/server.lock", SERVER.split(":", maxsplit=1)[0])
     copy = start_holder(lab, "spark-2", f"{WEIGHTS}/models--inferops-lab--tiny-llama.lock")
     try:
         rc, output = stage(lab, tmp_path)

@@ -55,7 +55,7 @@ def test_a_part_with_wrong_bytes_before_the_resume_point_fails_verification(stag
 
 
 def test_a_file_that_does_not_verify_is_removed_and_named(staging_head, tmp_path):
-    head, manifest, _ = staging_head(CONTENTS)
+    head, manifest = staging_head(CONTENTS)[:2]
     wrong = {"config.json": {"size": 2, "sha256": "0" * 64}}
     with pytest.raises(FetchError, match=r"config.json: 2 bytes, sha256 .* but the head's has 2 bytes, sha256 000000000000"):
         fetch_files(head.url, wrong, str(tmp_path / "node"), secret="s3cret")
@@ -70,7 +70,7 @@ def test_an_unreachable_head_is_named_with_what_was_copied(tmp_path):
 
 
 def test_a_worker_with_another_secret_is_refused_and_writes_nothing(staging_head, tmp_path):
-    head, manifest, _ = staging_head(CONTENTS)
+    head, manifest = staging_head(CONTENTS)[:2]
     with pytest.raises(FetchError, match=r"answered without this run's proof \(HTTP 403\)"):
         fetch_files(head.url, manifest, str(tmp_path / "node"), secret="another run's", timeout=5)
     assert not [path for path in (tmp_path / "node").rglob("*") if path.is_file() and path.stat().st_size]
@@ -128,7 +128,7 @@ def test_copies_below_the_cache_root_walk_every_folder_without_following_a_link(
 
 @pytest.mark.parametrize("plant", ["fifo", "link"])
 def test_a_pipe_or_a_link_where_a_part_file_goes_is_refused_not_written(staging_head, tmp_path, plant):
-    head, manifest, _ = staging_head(CONTENTS)
+    head, manifest = staging_head(CONTENTS)[:2]
     node = tmp_path / "node"
     node.mkdir()
     victim = tmp_path / "victim"
@@ -143,7 +143,7 @@ def test_a_pipe_or_a_link_where_a_part_file_goes_is_refused_not_written(staging_
 
 
 def test_nothing_listens_after_the_server_stops(staging_head):
-    head, _, _ = staging_head(CONTENTS, workers=1, startup=0.3)
+    head = staging_head(CONTENTS, workers=1, startup=0.3)[0]
     assert head.wait(5)["reason"] == "no worker asked within 0 s"
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", head.port), timeout=2):
         pass

@@ -45,7 +45,7 @@ def leftover(tmp_path):
 
 
 def test_a_free_lock_is_taken_and_says_what_its_holder_does(leftover):
-    path, _ = leftover
+    path = leftover[0]
     fd, ended = take(str(path), "spark-2", "copy")
     try:
         say(fd, "listening abc 198.18.0.10:29510\n")

@@ -50,7 +50,7 @@ def test_it_stays_up_for_a_worker_busy_between_two_requests(staging_head):
     """#31 item 7: a worker that hashes a multi-GB shard between two requests must find the server still there.
     Before, it exited 5 s after the last request; now it waits for every worker's done (idle only for one that
     died)."""
-    head, manifest, _ = staging_head(workers=1, idle=2)
+    head, manifest = staging_head(workers=1, idle=2)[:2]
     assert get(f"{head.url}/config.json")[0] == 200
     time.sleep(1)  # a worker busy between two requests, shorter than idle
     assert get(f"{head.url}/sub/model.safetensors")[0] == 200
@@ -75,7 +75,7 @@ def test_it_refuses_a_port_another_process_listens_on(tmp_path):
 
 
 def test_a_slow_transfer_keeps_it_up_past_the_idle_time(staging_head):
-    head, _, contents = staging_head({"big.safetensors": bytes(range(256)) * (64 * 1024)}, idle=1)  # 16 MiB
+    head, contents = staging_head({"big.safetensors": bytes(range(256)) * (64 * 1024)}, idle=1)[::2]  # 16 MiB
     url = f"{head.url}/big.safetensors"
     headers, proof = signed("s3cret", "GET", url)
     received = bytearray()
@@ -92,18 +92,18 @@ def test_a_slow_transfer_keeps_it_up_past_the_idle_time(staging_head):
 
 def test_an_idle_connection_neither_keeps_it_up_nor_holds_it(staging_head):
     """#31 item 4: one idle TCP connection kept the old server alive for hours."""
-    head, _, _ = staging_head(workers=1, idle=1, startup=1, timeout=1)
+    head = staging_head(workers=1, idle=1, startup=1, timeout=1)[0]
     with socket.create_connection(("127.0.0.1", head.port)) as idle:
         assert head.wait(5)["reason"] == "no worker asked within 1 s"
         assert idle.recv(1) == b""  # dropped after the request timeout, not held open
 
 
 def test_unsigned_wrongly_signed_and_replayed_requests_are_refused(staging_head):
-    head, _, _ = staging_head()
+    head = staging_head()[0]
     url = f"{head.url}/config.json"
     assert get(url, secret=None)[0] == 403
     assert get(url, secret="another run's")[0] == 403
-    headers, _ = signed("s3cret", "GET", url)
+    headers = signed("s3cret", "GET", url)[0]
     assert get(url, replay=headers)[:2] == (200, b"{}")
     assert get(url, replay=headers)[0] == 403  # the same nonce twice: a recorded request replayed
     assert get(f"{head.url}/sub/model.safetensors", replay=headers)[0] == 403  # signed for another path
@@ -111,7 +111,7 @@ def test_unsigned_wrongly_signed_and_replayed_requests_are_refused(staging_head)
 
 
 def test_it_serves_the_manifests_files_and_nothing_else(staging_head, tmp_path):
-    head, _, _ = staging_head()
+    head = staging_head()[0]
     snapshot = head.staging.repo + f"/snapshots/{COMMIT}"
     secret = tmp_path / "vllm_api_key"
     secret.write_text("root-only-secret")
@@ -128,11 +128,11 @@ def test_it_serves_the_manifests_files_and_nothing_else(staging_head, tmp_path):
     assert get(f"{head.url}/sub/model.safetensors")[:3] == (200, b"w" * 1000, True)
     for name in ("leak.json", "evil.json", "unlisted.json", "pipe.json", "short.json", "../vllm_api_key",
                  "%2e%2e/%2e%2e/blobs/evil", "sub/../config.json", ""):
-        status, body, _ = get(f"{head.url}/{name}")
+        status, body = get(f"{head.url}/{name}")[:2]
         assert status == 404 and b"root-only-secret" not in body, name
 
 
 def test_a_range_resumes_and_each_answer_proves_the_server(staging_head):
-    head, _, contents = staging_head({"w.safetensors": hashlib.sha256(b"x").digest() * 100})
+    head, contents = staging_head({"w.safetensors": hashlib.sha256(b"x").digest() * 100})[::2]
     status, body, proven = get(f"{head.url}/w.safetensors", headers={"Range": "bytes=3000-"})
     assert (status, body, proven) == (206, contents["w.safetensors"][3000:], True)

@@ -2,9 +2,9 @@
 512 MB model put in spark-1's hub cache, staged to spark-2 over the interconnect, then staged again with nothing to
 do; beside a plain HTTP copy of the same files over the same network (no verification) and a re-check by hashing
 every file, which is what a verifying re-run costs without the kept hashes. Beside the speed: how many bytes the
-worker's copy reads (from the network and from files) per byte staged, sampled from its /proc/PID/io, and how much of
-what was staged each node's page cache still holds afterwards (the node's memory cgroup, `cache`: on unified memory
-that is memory vLLM lacks, F18), each beside the plain copy's. Run by bench/run.py; alone (`python3 bench/weights.py`)
+worker's copy reads from files per byte staged, sampled from its /proc/PID/io, and how much of what was staged each
+node's page cache still holds afterwards (fincore: on unified memory that is memory vLLM lacks, F18), each beside
+the plain copy's. Run by bench/run.py; alone (`python3 bench/weights.py`)
 it rewrites only its own section of docs/benchmarks.md."""
 from __future__ import annotations
 
@@ -40,27 +40,22 @@ def stage() -> dict:
     return playbook("--tags", "weights", "-e", f"vllm_server_model={MODEL}")
 
 
-# Every 0.1 s, the read counter of each copy process on spark-2 (model_fetch runs inside its AnsiballZ wrapper's
-# own process): the last sample of the busiest one is what the copy read.
-SAMPLER = ("while true; do for p in $(pgrep -f AnsiballZ_model_fetch); do "
+# Every 0.1 s, the file-read counter of each copy process on spark-2 (model_fetch runs inside its AnsiballZ
+# wrapper's own process): the last sample of the busiest one is what the copy read from files. /proc/PID/io's rchar
+# counts read(2) and pread(2): a file re-read to hash it shows, a socket's receives (recv_into) do not.
+SAMPLER = ("while true; do for p in $(pgrep -f 'python.*AnsiballZ_model_fetch'); do "
            "r=$(sed -n 's/^rchar: //p' /proc/$p/io 2>/dev/null); [ -n \"$r\" ] && echo \"$p $r\"; done; sleep 0.1; done")
 
 
-def cached_mb(host: str) -> float:
-    """The page cache charged to the node's memory cgroup (the lab node is its own cgroup), in MB."""
-    stat = node(host, "cat", "/sys/fs/cgroup/memory/memory.stat").stdout
-    return int(re.search(r"^total_cache (\d+)$", stat, re.M).group(1)) / 1e6
+def resident_mb(host: str, pattern: str) -> float:
+    """How much of the files `pattern` names is in the node's page cache (fincore), in MB."""
+    out = node(host, "sh", "-c", f"fincore --bytes --noheadings --output RES {pattern}").stdout.split()
+    return sum(int(count) for count in out) / 1e6
 
 
-def drop_caches() -> None:
-    """Both nodes start from an empty page cache (the lab's nodes share the host's kernel: this drops its cache)."""
-    node("spark-1", "sh", "-c", "sync && echo 1 > /proc/sys/vm/drop_caches", check=False)
-
-
-def stage_measured() -> tuple[dict, float, dict[str, float]]:
-    """stage(), with what the worker's copy read (bytes, sampled) and each node's page cache growth (MB)."""
-    drop_caches()
-    before = {host: cached_mb(host) for host in ("spark-1", "spark-2")}
+def stage_measured(commit: str) -> tuple[dict, float, dict[str, float]]:
+    """stage(), with what the worker's copy read from files (bytes, sampled) and how much of the staged files each
+    node's page cache holds afterwards (MB)."""
     sampler = subprocess.Popen(["docker", "exec", "inferops-lab-spark-2", "sh", "-c", SAMPLER], text=True,
                                stdout=subprocess.PIPE)
     try:
@@ -71,14 +66,16 @@ def stage_measured() -> tuple[dict, float, dict[str, float]]:
     for line in sampler.communicate()[0].splitlines():
         pid, count = line.split()
         last[pid] = int(count)
-    grown = {host: cached_mb(host) - before[host] for host in before}
-    return result, float(max(last.values(), default=0)), grown
+    cached = {"spark-1": resident_mb("spark-1", f"{REPO_DIR}/blobs/*"),
+              "spark-2": resident_mb("spark-2", f"{REPO_DIR}/snapshots/{commit}/*")}
+    return result, float(max(last.values(), default=0)), cached
 
 
 def plain_copy(commit: str) -> tuple[float, float, dict[str, float]]:
     """The same files over the same network with no verification: python's http.server on spark-1's interconnect
     address, read in sequence on spark-2 (the lab nodes have neither rsync nor ssh). Returns its seconds, the bytes
-    its reader read (its own /proc/self/io) and each node's page cache growth (MB)."""
+    its reader read from files (its own /proc/self/io) and how much of the files each node's page cache holds
+    afterwards (MB)."""
     snapshot = f"{REPO_DIR}/snapshots/{commit}"
     server = f"python3 -m http.server --bind {HEAD_IC} 29599 --directory {snapshot}"
     node("spark-1", "sh", "-c", f"nohup {server} >/dev/null 2>&1 & echo $! > /tmp/bench-http.pid")
@@ -90,12 +87,10 @@ def plain_copy(commit: str) -> tuple[float, float, dict[str, float]]:
              "        shutil.copyfileobj(r, f, 8 << 20)\n"
              "print(open('/proc/self/io').read().split()[1])\n")
     node("spark-2", "sh", "-c", "rm -rf /tmp/bench-copy && mkdir /tmp/bench-copy")
-    drop_caches()
-    before = {host: cached_mb(host) for host in ("spark-1", "spark-2")}
     started = time.monotonic()
     read = float(node("spark-2", "python3", "-c", fetch, f"http://{HEAD_IC}:29599/", *names).stdout.split()[-1])
     seconds = time.monotonic() - started
-    grown = {host: cached_mb(host) - before[host] for host in before}
+    grown = {"spark-1": resident_mb("spark-1", f"{REPO_DIR}/blobs/*"), "spark-2": resident_mb("spark-2", "/tmp/bench-copy/*")}
     node("spark-1", "sh", "-c", "kill $(cat /tmp/bench-http.pid)")
     node("spark-2", "rm", "-rf", "/tmp/bench-copy")
     return seconds, read, grown
@@ -114,7 +109,7 @@ def measure() -> dict:
     reads, plain_reads, cache, plain_cache = [], [], [], []
     for run in range(RUNS):
         node("spark-2", "rm", "-rf", REPO_DIR, f"{HF_HOME}/inferops-weights")
-        result, read, grown = stage_measured()
+        result, read, grown = stage_measured(commit)
         reads.append(read / (megabytes * 1e6))
         cache.append(grown)
         first.append(result["seconds"])
@@ -129,9 +124,9 @@ def measure() -> dict:
         plain_cache.append(grown)
         hashing.append(rehash(commit))
         log(f"weights run {run + 1}: staged {first[-1]:.1f} s ({rates[-1]:.0f} MB/s copying, {reads[-1]:.2f} bytes read "
-            f"per byte, cache +{cache[-1]['spark-1']:.0f}/+{cache[-1]['spark-2']:.0f} MB), no-op {noop[-1]:.1f} s, "
-            f"plain copy {baseline[-1]:.1f} s ({plain_reads[-1]:.2f} read per byte, cache "
-            f"+{plain_cache[-1]['spark-1']:.0f}/+{plain_cache[-1]['spark-2']:.0f} MB), re-hash {hashing[-1]:.1f} s")
+            f"from files per byte, cached {cache[-1]['spark-1']:.0f}/{cache[-1]['spark-2']:.0f} MB), no-op {noop[-1]:.1f} s, "
+            f"plain copy {baseline[-1]:.1f} s ({plain_reads[-1]:.2f} read from files per byte, cached "
+            f"{plain_cache[-1]['spark-1']:.0f}/{plain_cache[-1]['spark-2']:.0f} MB), re-hash {hashing[-1]:.1f} s")
     node("spark-1", "rm", "-rf", REPO_DIR, f"{HF_HOME}/inferops-weights/models--inferops-lab--bench-weights--{commit}.sha256.json")
     node("spark-2", "rm", "-rf", REPO_DIR, f"{HF_HOME}/inferops-weights/models--inferops-lab--bench-weights--{commit}.sha256.json")
     return {"mb": megabytes, "first": statistics.median(first), "rate": statistics.median(rates),
@@ -160,13 +155,15 @@ def section(figures: dict) -> list[str]:
         f"same for any size (hashes kept by size and mtime: metadata only) | {figures['rehash']:.1f} s: `sha256sum` of "
         f"every file on spark-2, what a verifying re-run costs without kept hashes; it grows with the model: "
         f"{125_000 / (mb / figures['rehash']) / 60:.0f} min for a 125 GB checkpoint at this rate | - |",
-        f"| bytes the worker's copy read per byte staged (network and files; /proc/PID/io `rchar`, sampled every "
-        f"0.1 s) | {figures['reads']:.2f} (each file hashed as it arrives) | {figures['plain_reads']:.2f}: the plain "
-        f"copy's reader | {figures['reads'] / figures['plain_reads']:.2f}x |",
-        f"| page cache left by staging, of {mb:.0f} MB staged (each node's memory cgroup, `total_cache`, after "
-        f"dropping the cache) | spark-1 +{figures['cache']['spark-1']:.0f} MB, spark-2 +{figures['cache']['spark-2']:.0f}"
-        f" MB (pages dropped once hashed, sent or written) | spark-1 +{figures['plain_cache']['spark-1']:.0f} MB, "
-        f"spark-2 +{figures['plain_cache']['spark-2']:.0f} MB: the plain copy | - |",
+        f"| bytes the worker's copy read from files per byte staged (/proc/PID/io `rchar`: read(2), not the socket; "
+        f"sampled every 0.1 s) | {figures['reads']:.2f}: each file hashed as it arrives (the rest is the module's "
+        f"own start: Python reading its code); before #31 each file was read again to hash it, 1.0 more | "
+        f"{figures['plain_reads']:.2f}: the plain copy's reader | - |",
+        f"| of the {mb:.0f} MB staged, what the page cache holds afterwards (`fincore`) | spark-1 "
+        f"{figures['cache']['spark-1']:.0f} MB, spark-2 {figures['cache']['spark-2']:.0f} MB: pages dropped once "
+        f"hashed, sent or written (on unified memory, memory vLLM gets: F18) | spark-1 "
+        f"{figures['plain_cache']['spark-1']:.0f} MB, spark-2 {figures['plain_cache']['spark-2']:.0f} MB: the plain "
+        f"copy | - |",
         "",
     ]
 

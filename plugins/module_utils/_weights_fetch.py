@@ -13,9 +13,11 @@ a link (_weights_paths). Private to the collection."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import json
 import os
+import threading
 import time
 import typing as t
 import urllib.parse
@@ -110,6 +112,9 @@ def fetch_one(base_url: str, relative: str, entry: t.Mapping[str, t.Any], dest: 
             drop_cache(fd)
         finally:
             os.close(fd)
+        if got < size:  # the answer ended early (the server was stopped): what arrived is kept for the next run
+            raise FetchError(f"{relative}: the head's server ended its answer after {got} of {size} bytes (was it "
+                             "stopped?); kept, a re-run resumes")
         if got != size or digest.hexdigest() != entry["sha256"]:
             unlink_below(start, part)
             raise FetchError(f"{relative}: {got} bytes, sha256 {digest.hexdigest()[:12]}, but the head's has {size} "
@@ -135,6 +140,10 @@ def _receive(base_url: str, relative: str, fd: int, have: int, size: int, digest
                 digest, have = hashlib.sha256(), 0
             os.lseek(fd, have, os.SEEK_SET)
             for block in iter(lambda: response.read(CHUNK), b""):
+                if have + transferred + len(block) > size:
+                    raise FetchError(f"{relative}: the head's server sent more than the {size} bytes of its manifest; "
+                                     "stopped there. Fix: run site.yml again (a file that does not hash right is "
+                                     "removed and copied anew)")
                 digest.update(block)
                 view = memoryview(block)
                 while view:
@@ -146,6 +155,9 @@ def _receive(base_url: str, relative: str, fd: int, have: int, size: int, digest
     except OSError as exc:
         if getattr(exc, "code", None) == 403:
             raise FetchError(MESSAGES["NO_PROOF"].format(url=url, status=403)) from exc
+        if getattr(exc, "code", None) == 404:
+            raise FetchError(f"{relative}: the head's server does not serve it (404): the head's copy changed since "
+                             "this run read its manifest. Fix: run site.yml again (the manifest is read anew)") from exc
         raise FetchError(f"{relative}: {exc} (after {have + transferred} of {size} bytes; a re-run resumes)") from exc
     return transferred, digest
 
@@ -164,33 +176,58 @@ def say_done(base_url: str, secret: str, worker: str, timeout: float = 10) -> bo
 
 def fetch_files(base_url: str, files: t.Mapping[str, t.Mapping[str, t.Any]], dest: str, timeout: float = 60,
                 progress_file: str = "", clock: t.Callable[[], float] = time.monotonic, root: str = "",
-                secret: str = "", worker: str = "") -> dict[str, t.Any]:
+                secret: str = "", worker: str = "", streams: int = 1) -> dict[str, t.Any]:
     """Copies every file of `files` (relative path -> {size, sha256}) into dest (a folder below root, the node's cache
-    root: every folder from root down is opened without following a link); returns what it did. Whether it copied
-    everything or failed, it then tells the server this worker is done (`heard`: whether the server answered)."""
+    root: every folder from root down is opened without following a link), `streams` files at a time, the largest
+    first (one stream is bounded by one core receiving, hashing and writing; a fast link needs several); returns what
+    it did. After the first failure no further file is started; the files in flight finish (each `.part` kept for a
+    re-run) and the first failure is raised. Whether it copied everything or failed, it then tells the server this
+    worker is done (`heard`: whether the server answered)."""
     if root:
         make_dirs_below(root, os.path.relpath(dest, root))
     else:
         os.makedirs(dest, exist_ok=True)
     total = sum(int(entry["size"]) for entry in files.values())
-    state = {"files": len(files), "done": 0, "bytes": 0, "total": total, "started": clock(), "current": "",
-             "wall": time.time()}
+    state: dict[str, t.Any] = {"files": len(files), "done": 0, "bytes": 0, "total": total, "started": clock(),
+                               "current": "", "wall": time.time()}
+    lock = threading.Lock()
+    in_flight: list[str] = []
+    failures: list[FetchError] = []
 
     def on_bytes(count: int) -> None:
-        state["bytes"] += count
-        if state["bytes"] % (256 * 1024 * 1024) < count:
-            _write_progress(progress_file, state)
+        with lock:
+            state["bytes"] += count
+            if state["bytes"] % (256 * 1024 * 1024) < count:
+                _write_progress(progress_file, state)
 
-    try:
-        for relative in sorted(files):
-            state["current"] = relative
+    def copy(relative: str) -> None:
+        with lock:
+            if failures:
+                return
+            in_flight.append(relative)
+            state["current"] = ", ".join(in_flight)
             _write_progress(progress_file, state)
-            try:
-                fetch_one(base_url, relative, files[relative], dest, timeout, on_bytes, root, secret)
-            except FetchError as exc:
+        try:
+            fetch_one(base_url, relative, files[relative], dest, timeout, on_bytes, root, secret)
+        except FetchError as exc:
+            with lock:
+                failures.append(exc)
                 _write_progress(progress_file, {**state, "error": str(exc), "finished": True})
-                raise
+            return
+        finally:
+            with lock:
+                in_flight.remove(relative)
+                state["current"] = ", ".join(in_flight)
+        with lock:
             state["done"] += 1
+
+    order = sorted(files, key=lambda name: (-int(files[name]["size"]), name))
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, streams)) as pool:
+            for future in [pool.submit(copy, relative) for relative in order]:
+                future.result()  # anything but a FetchError (a bug, a refusal) is raised here
+        if failures:
+            raise failures[0]
     finally:
         heard = say_done(base_url, secret, worker)
     state.update(current="", seconds=round(clock() - state["started"], 2), finished=True)

@@ -2,10 +2,12 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """One staging process per job on a node: the head's server, and each worker's copy of a model, hold an exclusive
-POSIX lock on a file of staging's own (in the root-only inferops-weights/ folder beside the hub cache). A run that
-was interrupted (Ctrl-C during "Wait for the copies") leaves its Ansible async jobs running detached; the next run
-finds the lock held, asks the kernel which process holds it (F_GETLK: not a pid someone wrote into a file), ends
-that process and takes the lock, so two writers never append to the same `.part` and no old server keeps the port.
+POSIX lock on a file of staging's own (0600, root's, in the inferops-weights/ folder beside the hub cache, which only
+root may write). A run that was interrupted (Ctrl-C during "Wait for the copies") leaves its Ansible async jobs
+running detached; the next run finds the lock held, asks the kernel which process holds it (F_GETLK: not a pid
+someone wrote into a file), checks that it is root's and one of staging's own modules, ends it (through a pidfd,
+so a pid reused meanwhile is never signalled) and takes the lock, so two writers never append to the same `.part`
+and no old server keeps the port. Anything else holding the lock is named, never signalled.
 Private to the collection."""
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import fcntl
 import os
 import signal
+import stat
 import struct
 import time
 import typing as t
@@ -24,9 +27,15 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_pat
 _FLOCK = "@hhqqi4x"
 
 MESSAGES = {
-    "FOREIGN": "[F17] {host}: {path} is locked by a process outside this PID namespace (a container?); staging "
-               "cannot end it. Fix: find the process holding it (grep {inode} /proc/locks on {host}), stop it, and run "
-               "site.yml again.",
+    "FOREIGN": "[F17] {host}: {path} is locked by a process outside this PID namespace (a container?) or through an "
+               "open file description; staging cannot tell who it is and ends nothing. Fix: find the process holding "
+               "it (grep :{inode} /proc/locks on {host}), stop it, and run site.yml again.",
+    "STRANGER": "[F17] {host}: {path} is locked by process {pid} ({command}, uid {uid}), which is not one of staging's "
+                "own (an interrupted run's {what} is root's {module}); staging ends nothing it did not start. Fix: "
+                "look at it on {host} (ps -o pid,user,cmd -p {pid}), stop it, and run site.yml again.",
+    "UNSAFE": "[F17] {host}: {path} is {problem}; staging's lock files are root's alone (0600, in a folder only root "
+              "may write), or any user could make staging end a process. Fix: remove {path} (and find out who made "
+              "it), make its folder root's with mode 0755, and run site.yml again.",
     "STUCK": "[F17] {host}: process {pid} (an interrupted run's {what}) still holds {path} {seconds:.0f} s after it "
              "was told to end (SIGTERM, then SIGKILL). Fix: look at it on {host} (ps -o pid,stat,cmd -p {pid}), "
              "end it, and run site.yml again.",
@@ -44,9 +53,57 @@ def _lock_path(path: str) -> tuple[str, str]:
 
 
 def _open(path: str, host: str, create: bool) -> int:
+    """The lock file (created 0600 when `create`), refused unless it and its folder are root's alone."""
     root, relative = _lock_path(path)
-    flags = os.O_RDWR | (os.O_CREAT if create else 0)
-    return open_below(root, relative, flags, 0o600, host=host, make_dirs=create)
+    flags = (os.O_RDWR | os.O_CREAT) if create else os.O_RDONLY
+    fd = open_below(root, relative, flags, 0o600, host=host, make_dirs=create)
+    problem = _unsafe(os.fstat(fd), os.lstat(os.path.dirname(path)))
+    if problem:
+        os.close(fd)
+        raise LockError(MESSAGES["UNSAFE"].format(host=host, path=path, problem=problem))
+    return fd
+
+
+def _unsafe(lock: os.stat_result, folder: os.stat_result) -> str:
+    """Why a lock file (and its folder) could be used by someone else than root; "" when it cannot."""
+    owner = os.geteuid()
+    if lock.st_uid != owner:
+        return f"owned by uid {lock.st_uid}"
+    if lock.st_mode & 0o077:
+        return f"mode {stat.S_IMODE(lock.st_mode):04o}"
+    if lock.st_nlink != 1:
+        return f"linked {lock.st_nlink} times"
+    if folder.st_uid != owner or folder.st_mode & 0o022:
+        return f"in a folder of uid {folder.st_uid} with mode {stat.S_IMODE(folder.st_mode):04o}"
+    return ""
+
+
+def _process(pid: int) -> tuple[int, str]:
+    """(real uid, command line) of a process, from /proc; (-1, "") when it is gone."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="utf-8") as handle:
+            uid = next(int(line.split()[1]) for line in handle if line.startswith("Uid:"))
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            command = handle.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+    except (OSError, StopIteration, ValueError):
+        return -1, ""
+    return uid, command
+
+
+def _signal(fd: int, pid: int, number: int) -> None:
+    """Signals pid through a pidfd opened first, then checked to still hold the lock: a pid that ended and was
+    reused meanwhile is never signalled."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        if holder_of(fd) == pid:
+            signal.pidfd_send_signal(pidfd, number)
+    except ProcessLookupError:
+        pass
+    finally:
+        os.close(pidfd)
 
 
 def holder_of(fd: int) -> int:
@@ -60,7 +117,8 @@ def holder_of(fd: int) -> int:
 
 
 def holder(path: str, host: str = "") -> int:
-    """Who holds the lock of `path` now (see holder_of); 0 when the file does not exist."""
+    """Who holds the lock of `path` now (see holder_of); 0 when the file does not exist. Read-only: a user without
+    root gets PermissionError."""
     try:
         fd = _open(path, host, create=False)
     except FileNotFoundError:
@@ -79,13 +137,16 @@ def _try(fd: int) -> bool:
         return False
 
 
-def take(path: str, host: str, what: str, grace: float = 10.0,
-         kill: t.Callable[[int, int], None] = os.kill, sleep: t.Callable[[float], None] = time.sleep) -> tuple[int, int]:
-    """Takes the lock of `path` (created 0600), ending an interrupted run's process that holds it: SIGTERM, then
-    SIGKILL after `grace` seconds. Returns (descriptor, pid ended or 0); the lock lasts while the descriptor is
-    open (close it, or exit, to release). Raises LockError when the holder cannot be ended."""
+def take(path: str, host: str, what: str, module: str, grace: float = 10.0,
+         kill: t.Optional[t.Callable[[int, int, int], None]] = None,
+         sleep: t.Callable[[float], None] = time.sleep) -> tuple[int, int]:
+    """Takes the lock of `path` (created 0600), ending an interrupted run's process that holds it when it is root's
+    and its command line names `module` (e.g. AnsiballZ_model_fetch): SIGTERM, then SIGKILL after `grace` seconds.
+    Returns (descriptor, pid ended or 0); the lock lasts while the descriptor is open (close it, or exit, to
+    release). Raises LockError when the holder is not staging's own or cannot be ended."""
     fd = _open(path, host, create=True)
     ended = 0
+    signal_pid = kill or _signal
     try:
         for signal_number in (None, signal.SIGTERM, signal.SIGKILL):
             if signal_number is not None:
@@ -93,10 +154,12 @@ def take(path: str, host: str, what: str, grace: float = 10.0,
                 if pid == -1:
                     raise LockError(MESSAGES["FOREIGN"].format(host=host, path=path, inode=os.fstat(fd).st_ino))
                 if pid > 1:
-                    try:
-                        kill(pid, signal_number)
-                    except ProcessLookupError:
-                        pass
+                    uid, command = _process(pid)
+                    if uid != -1 and (uid != os.geteuid() or module not in command):
+                        raise LockError(MESSAGES["STRANGER"].format(host=host, path=path, pid=pid, uid=uid,
+                                                                    command=command[:120] or "?", what=what,
+                                                                    module=module))
+                    signal_pid(fd, pid, signal_number)
                     ended = pid
             deadline = time.monotonic() + (grace if signal_number is not None else 0)
             while True:

@@ -137,11 +137,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         nonce, path = self._admit("POST")
         if not nonce:
             return
-        length = min(int(self.headers.get("Content-Length") or 0), 1024)
-        worker = self.rfile.read(length).decode("utf-8", "replace") if length else ""
-        if path != DONE:
-            self.send_error(404)
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if path != DONE or not 0 <= length <= 1024:  # a worker's name, nothing more
+            self.close_connection = True
+            self.send_error(404 if path != DONE else 400)
             return
+        worker = self.rfile.read(length).decode("utf-8", "replace")
         self.staging.finished(worker)
         self.send_response(204)
         self._proof(nonce, "POST", path)
@@ -172,10 +176,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         wanted = self.headers.get("Range", "")
         start = 0
         if wanted.startswith("bytes="):
-            try:
-                start = min(int(wanted[6:].split("-")[0] or 0), size)
+            try:  # a worker resumes with "bytes=N-"; nothing else (suffixes, lists) is asked for
+                start = int(wanted[6:].split("-")[0])
             except ValueError:
-                self.send_error(400, "bad range")
+                start = -1
+            if not 0 <= start < size:
+                self.send_response(416)
+                self.send_header("Content-Range", f"bytes */{size}")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
                 return 0
             self.send_response(206)
             self.send_header("Content-Range", f"bytes {start}-{max(size - 1, start)}/{size}")

@@ -110,6 +110,13 @@ def progress_file(cache_root: str, model: str) -> str:
     return os.path.join(str(cache_root), "inferops-weights", f"{repo_folder(model)}.progress.json")
 
 
+def download_marker(cache_root: str, model: str) -> str:
+    """Present while the head's download of a model runs (files/download.py writes it first and removes it once
+    snapshot_download returned): huggingface_hub writes refs/<revision> before the files, so a download interrupted
+    halfway leaves a snapshot that looks whole."""
+    return os.path.join(str(cache_root), "inferops-weights", f"{repo_folder(model)}.downloading")
+
+
 def server_lock_file(cache_root: str) -> str:
     """The head's staging server holds this while it serves, and says in it where it listens (the play waits for
     that line); the next run ends a server an interrupted run left behind through it."""

@@ -50,6 +50,10 @@ options:
     description: This run's secret, shared with the head's M(inferops.vllm_cluster.model_serve); required unless O(plan_only).
     type: str
     default: ""
+  streams:
+    description: How many files are copied at once (the largest first); one stream is bounded by one core receiving, hashing and writing.
+    type: int
+    default: 4
   timeout:
     description: Seconds a request may stall before the copy fails (a re-run resumes it).
     type: int
@@ -116,7 +120,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights imp
     transfer_plan,
     verify_problem,
 )
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_fetch import FetchError, fetch_files
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_fetch import FetchError, fetch_files, say_done
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_lock import LockError, take
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import (
     MESSAGES,
@@ -158,6 +162,7 @@ def main() -> None:
             "files": {"type": "dict", "required": True},
             "url": {"type": "str", "default": ""},
             "secret": {"type": "str", "default": "", "no_log": True},
+            "streams": {"type": "int", "default": 4},
             "timeout": {"type": "int", "default": 60},
             "plan_only": {"type": "bool", "default": False},
             "verify": {"type": "str", "choices": ["fast", "full"], "default": "fast"},
@@ -178,6 +183,10 @@ def main() -> None:
         fetch(module, p, host)
     except Untrusted as exc:
         module.fail_json(msg=str(exc))
+    finally:
+        # whatever became of this copy (nothing left to copy, a refusal, a failure), the server need not wait for it
+        if not (p["plan_only"] or module.check_mode):
+            say_done(p["url"], p["secret"], host)
 
 
 def fetch(module: AnsibleModule, p: dict, host: str) -> None:
@@ -210,12 +219,13 @@ def fetch(module: AnsibleModule, p: dict, host: str) -> None:
         wanted = {path: p["files"][path] for path in plan["to_copy"]}
         # one writer per .part: an interrupted run's copy still running detached is ended first
         try:
-            lock, result["ended"] = take(copy_lock_file(p["cache_dir"], p["model"]), host, "copy of the weights")
+            lock, result["ended"] = take(copy_lock_file(p["cache_dir"], p["model"]), host, "copy of the weights",
+                                         "AnsiballZ_model_fetch")
         except LockError as exc:
             module.fail_json(msg=str(exc), fetch=result)
         try:
             done = fetch_files(p["url"], wanted, snapshot, p["timeout"], result["progress_file"], root=p["cache_dir"],
-                               secret=p["secret"], worker=host)
+                               secret=p["secret"], worker=host, streams=p["streams"])
         except FetchError as exc:
             module.fail_json(msg=f"{host}: copying {p['model']} from {p['url']} failed: {exc}", fetch=result)
         finally:

@@ -157,25 +157,28 @@ def main() -> None:
     host = p["host"] or os.uname().nodename
     lock = server_lock_file(p["cache_dir"])
     served = {"reason": "", "requests": 0, "refused": 0, "bytes": 0, "done": [], "seconds": 0, "ended": 0}
-    try:
-        leftover = holder(lock, host)
-    except Untrusted as exc:
-        module.fail_json(msg=str(exc), served=served)
-    if module.check_mode or (p["state"] == "stopped" and not leftover):
-        served["ended"] = leftover
-        module.exit_json(changed=leftover != 0, served=served)
     if p["state"] == "serving" and not is_commit(p["commit"]):
         module.fail_json(msg=f"{host}: commit={p['commit']!r} is not a commit (40 hex digits).", served=served)
     if p["state"] == "serving" and not 1 <= p["port"] <= 65535:
         module.fail_json(msg=f"{host}: vllm_cluster_weights_port={p['port']} is not a TCP port (1-65535).", served=served)
     try:
-        fd, served["ended"] = take(lock, host, "staging server")
+        leftover = holder(lock, host)
     except (LockError, Untrusted) as exc:
         module.fail_json(msg=str(exc), served=served)
-    say(fd, f"starting {p['run']}\n")
+    except PermissionError:  # preflight without become: it says so for the ports too
+        served["reason"] = f"not checked: uid {os.geteuid()} may not read {lock}"
+        module.exit_json(changed=False, served=served)
+    if module.check_mode or (p["state"] == "stopped" and not leftover):
+        served["ended"] = leftover
+        module.exit_json(changed=leftover != 0, served=served)
+    try:
+        fd, served["ended"] = take(lock, host, "staging server", "AnsiballZ_model_serve")
+    except (LockError, Untrusted) as exc:
+        module.fail_json(msg=str(exc), served=served)
     if p["state"] == "stopped":
         os.close(fd)
         module.exit_json(changed=served["ended"] != 0, served=served)
+    say(fd, f"starting {p['run']}\n")
     staging = Staging(repo_dir(p["cache_dir"], p["model"]), p["commit"], p["files"], p["secret"], p["workers"], host)
     try:
         served.update(serve(p["address"], p["port"], staging, p["idle"], p["startup"], p["timeout"],

@@ -22,6 +22,8 @@ description:
     entry of a snapshot must be a file or a link into the same model's C(blobs/); a source owned by anyone but root
     and O(trusted_owners) is refused; every file written under the cache is opened without following a link. Each
     refusal is an F17 message naming the host, the path and what was found.
+  - A snapshot whose download by the model_stage role did not finish (its marker in C(inferops-weights/)) is not
+    staged, since huggingface_hub writes the ref before the files; with O(required) that is an F17 refusal.
   - The model_stage role runs it on the head; M(inferops.vllm_cluster.model_fetch) copies to the other nodes.
 options:
   cache_dir:
@@ -80,7 +82,10 @@ EXAMPLES = r"""
 
 RETURN = r"""
 snapshot:
-  description: The snapshot found; C(files) maps each relative path to its C(size) and C(sha256).
+  description: >-
+    The snapshot found; C(files) maps each relative path to its C(size) and C(sha256). C(interrupted) is true (and
+    C(commit) empty) while the head's own download of the model has not finished
+    (C(<cache_dir>/inferops-weights/models--ORG--NAME.downloading) is there).
   returned: always
   type: dict
   sample: {"model": "Qwen/Qwen3-0.6B", "ref": "main", "commit": "c1899de289a04d12100db370d81485cdf75e47ca",
@@ -104,6 +109,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_pat
     snapshot_files,
 )
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_snapshot import (
+    download_marker,
     find_repo,
     hash_cache_file,
     import_snapshot,
@@ -168,12 +174,17 @@ def snapshot(module: AnsibleModule, p: dict, host: str) -> dict:
                                        snapshot_path(p["cache_dir"], p["model"], source_commit), host, root=p["cache_dir"])
             write_ref(repo, p["ref"], source_commit, host, root=p["cache_dir"])
     commit = read_ref(repo, p["ref"], host, root=p["cache_dir"])
-    if not commit:
+    marker = download_marker(p["cache_dir"], p["model"])
+    interrupted = os.path.lexists(marker)
+    if interrupted and p["required"]:
+        module.fail_json(msg=MESSAGES["F17_DOWNLOAD_INTERRUPTED"].format(host=host, model=p["model"], path=repo,
+                                                                         marker=marker))
+    if interrupted or not commit:
         if p["required"] and not module.check_mode:
             module.fail_json(msg=MESSAGES["F17_NO_SNAPSHOT"].format(host=host, model=p["model"], ref=p["ref"],
                                                                     path=repo))
         empty = {"model": p["model"], "ref": p["ref"], "commit": "", "path": "", "files": {}, "size": 0, "hashed": 0,
-                 "imported": imported}
+                 "imported": imported, "interrupted": interrupted}
         return {"changed": bool(imported), "snapshot": empty}
     path = snapshot_path(p["cache_dir"], p["model"], commit)
     manifest = read_manifest(path, hash_cache_file(p["cache_dir"], p["model"], commit), keep=not module.check_mode,
@@ -185,7 +196,7 @@ def snapshot(module: AnsibleModule, p: dict, host: str) -> dict:
     return {"changed": bool(imported), "snapshot": {
         "model": p["model"], "ref": p["ref"], "commit": commit, "path": path, "files": manifest["files"],
         "size": sum(entry["size"] for entry in manifest["files"].values()), "hashed": manifest["hashed"],
-        "imported": imported}}
+        "imported": imported, "interrupted": False}}
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
 fcntl.lockf(fd, fcntl.LOCK_EX)
 if len(sys.argv) > 2:
     listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as a server does: the last copy's TIME_WAIT
     listener.bind((sys.argv[2], 29510))
     listener.listen()
 print(os.getpid(), flush=True)
@@ -33,10 +34,13 @@ time.sleep(600)
 """
 
 
-def start_holder(lab, host, lock, address=""):
-    """A detached process on host holding `lock` (and the port on `address`); returns its pid."""
-    lab.node(host, "mkdir", "-p", WEIGHTS)
-    pid = lab.node(host, "sh", "-c", f"setsid python3 -c '{HOLDER}' {lock} {address} > /tmp/holder.out 2>&1 & "
+def start_holder(lab, host, module, lock, address=""):
+    """A detached process on host holding `lock` (and the port on `address`), run as Ansible's async job runs a
+    module (python3 .../AnsiballZ_<module>.py, root's); returns its pid."""
+    lab.node(host, "sh", "-c", f"mkdir -p {WEIGHTS} /tmp/holder && cat > /tmp/holder/AnsiballZ_{module}.py",
+             stdin=HOLDER)
+    pid = lab.node(host, "sh", "-c", f"setsid python3 /tmp/holder/AnsiballZ_{module}.py {lock} {address} "
+                                     "> /tmp/holder.out 2>&1 & "
                                      "for i in $(seq 50); do [ -s /tmp/holder.out ] && break; sleep 0.1; done; "
                                      "cat /tmp/holder.out").stdout.strip()
     assert pid.isdigit(), pid
@@ -55,14 +59,18 @@ def lacks_one_file(lab):
 def test_an_interrupted_runs_server_and_copy_are_ended_by_the_next_run(lab, tmp_path):
     """Before #31 a Ctrl-C during "Wait for the copies" left the server and the copy running detached: the next run
     found the port taken and started a second writer on the same .part. Here both leftovers hold their locks (the
-    server also the port); the next run ends them and stages."""
+    server also the port); the next run's preflight ends the server before it checks the port, its copy ends the
+    copy, and it stages."""
     assert stage(lab, tmp_path)[0] == 0
     lacks_one_file(lab)
-    server = start_holder(lab, "spark-1", f"{WEIGHTS}/server.lock", SERVER.split(":", maxsplit=1)[0])
-    copy = start_holder(lab, "spark-2", f"{WEIGHTS}/models--inferops-lab--tiny-llama.lock")
+    server = start_holder(lab, "spark-1", "model_serve", f"{WEIGHTS}/server.lock", SERVER.split(":", maxsplit=1)[0])
+    copy = start_holder(lab, "spark-2", "model_fetch", f"{WEIGHTS}/models--inferops-lab--tiny-llama.lock")
     try:
-        rc, output = stage(lab, tmp_path)
-        assert rc == 0, output[-3000:]
+        result = lab.playbook(tmp_path, "--tags", "preflight,weights")
+        output = " ".join((result.stdout + result.stderr).split())
+        assert result.returncode == 0, output[-3000:]
+        assert re.search(r"End a staging server an interrupted run left behind\] \*+ changed: \[spark-1\]", output), \
+            output[-3000:]
         assert not alive(lab, "spark-1", server) and not alive(lab, "spark-2", copy)
         assert re.search(r"spark-2: copied 1 of 6 files", output), output[-3000:]
         assert snapshot_files(lab, "spark-2") == snapshot_files(lab, "spark-1")
@@ -70,6 +78,7 @@ def test_an_interrupted_runs_server_and_copy_are_ended_by_the_next_run(lab, tmp_
     finally:
         for host, pid in (("spark-1", server), ("spark-2", copy)):
             lab.node(host, "kill", "-9", pid, check=False)
+            lab.node(host, "rm", "-rf", "/tmp/holder", "/tmp/holder.out")
 
 
 def test_a_process_on_the_port_is_refused_by_preflight_and_never_copied_from(lab, tmp_path):
@@ -148,6 +157,23 @@ def test_a_multi_gb_shard_is_staged_and_leaves_no_page_cache_behind(lab, tmp_pat
     assert lab.node("spark-2", "sh", "-c", f"cmp -n {BIG_SHARD} {shard} /dev/zero && stat -c %s {shard}").stdout.strip() \
         == str(BIG_SHARD)
     assert lab.node("spark-1", "ss", "-Hltn", "sport = :29510").stdout.strip() == ""
+
+
+def test_an_interrupted_download_on_the_head_is_not_staged_as_a_whole_snapshot(lab, tmp_path):
+    """huggingface_hub writes refs/<revision> before the files: before #31 the next run took the half-downloaded
+    snapshot for the model, copied it to every worker, and vLLM failed on the missing shards. The download now leaves
+    a marker until it finishes; here the marker of an interrupted download is on spark-1, and downloads are off."""
+    marker = f"{WEIGHTS}/models--inferops-lab--tiny-llama.downloading"
+    lab.node("spark-1", "sh", "-c", f"echo main > {marker}")
+    try:
+        rc, output = stage(lab, tmp_path, "-e", "model_stage_download=false")
+        assert rc != 0
+        assert (f"[F17] spark-1: the download of inferops-lab/tiny-llama into {REPO} did not finish ({marker} is still "
+                "there)") in output, output[-3000:]
+        assert "Copy what each worker lacks" not in output
+    finally:
+        lab.node("spark-1", "rm", "-f", marker)
+    assert stage(lab, tmp_path)[0] == 0
 
 
 def test_a_download_container_left_behind_is_ended_by_the_next_download(lab, tmp_path):

@@ -12,6 +12,7 @@ import threading
 
 import pytest
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_auth import NONCE, PROOF, sign
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_fetch import FetchError, fetch_files
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import Untrusted
 
@@ -147,3 +148,59 @@ def test_nothing_listens_after_the_server_stops(staging_head):
     assert head.wait(5)["reason"] == "no worker asked within 0 s"
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", head.port), timeout=2):
         pass
+
+
+class Truncating(http.server.BaseHTTPRequestHandler):
+    """This run's server (it holds the secret and proves it) whose answer stops halfway: it was stopped meanwhile."""
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        path = self.path
+        self.send_response(200)
+        self.send_header(PROOF, sign("s3cret", "server", self.headers[NONCE], "GET", path))
+        self.send_header("Content-Length", "1000")
+        self.end_headers()
+        self.wfile.write(b"w" * 500)
+        self.close_connection = True
+
+
+def test_an_answer_that_ends_early_keeps_what_arrived_for_the_next_run(tmp_path):
+    """Before, the .part of a copy whose server was stopped (a re-run ending an interrupted run's server) was taken
+    for a wrong file and removed: up to a whole shard copied again."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Truncating)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        files = {"w.safetensors": {"size": 1000, "sha256": hashlib.sha256(b"w" * 1000).hexdigest()}}
+        with pytest.raises(FetchError, match=r"w.safetensors: the head's server ended its answer after 500 of 1000 "
+                                             r"bytes \(was it stopped\?\); kept, a re-run resumes"):
+            fetch_files(f"http://127.0.0.1:{server.server_address[1]}", files, str(tmp_path / "node"),
+                        secret="s3cret", timeout=5)
+        assert (tmp_path / "node" / "w.safetensors.part").read_bytes() == b"w" * 500
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_several_files_in_flight_each_verified(staging_head, tmp_path):
+    contents = {f"model-{i}.safetensors": bytes([i]) * (300_000 + i) for i in range(6)}
+    head, manifest = staging_head(contents)[:2]
+    progress = tmp_path / "progress.json"
+    result = fetch_files(head.url, manifest, str(tmp_path / "node"), secret="s3cret", streams=3,
+                         progress_file=str(progress))
+    assert result["copied"] == sorted(contents) and result["bytes"] == sum(len(c) for c in contents.values())
+    for name, content in contents.items():
+        assert (tmp_path / "node" / name).read_bytes() == content
+    state = json.loads(progress.read_text())
+    assert (state["done"], state["current"], state["finished"]) == (6, "", True)
+
+
+def test_after_a_failure_no_further_file_is_started(staging_head, tmp_path):
+    contents = {f"model-{i}.safetensors": bytes([i]) * (1000 - i) for i in range(5)}
+    head, manifest = staging_head(contents)[:2]
+    wrong = {**manifest, "model-0.safetensors": {**manifest["model-0.safetensors"], "sha256": "0" * 64}}
+    with pytest.raises(FetchError, match=r"model-0.safetensors: 1000 bytes, sha256"):
+        fetch_files(head.url, wrong, str(tmp_path / "node"), secret="s3cret", streams=1)
+    # the largest file goes first and fails: nothing after it was asked for
+    assert sorted(path.name for path in (tmp_path / "node").iterdir()) == []

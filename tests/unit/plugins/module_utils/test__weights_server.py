@@ -136,3 +136,16 @@ def test_a_range_resumes_and_each_answer_proves_the_server(staging_head):
     head, contents = staging_head({"w.safetensors": hashlib.sha256(b"x").digest() * 100})[::2]
     status, body, proven = get(f"{head.url}/w.safetensors", headers={"Range": "bytes=3000-"})
     assert (status, body, proven) == (206, contents["w.safetensors"][3000:], True)
+    for wanted in ("bytes=3200-", "bytes=99999-", "bytes=-5", "bytes=x-"):
+        assert get(f"{head.url}/w.safetensors", headers={"Range": wanted})[0] == 416, wanted
+
+
+@pytest.mark.parametrize("length", ["-5", "2000", "x"])
+def test_a_done_with_a_body_that_is_not_a_workers_name_is_refused(staging_head, length):
+    head = staging_head(workers=1)[0]
+    url = f"{head.url}/done"
+    headers = {**signed("s3cret", "POST", url)[0], "Content-Length": length}
+    request = urllib.request.Request(url, data=b"spark-2", headers=headers, method="POST")
+    with pytest.raises(urllib.error.HTTPError, match="400"):
+        urllib.request.urlopen(request, timeout=10)  # pylint: disable=consider-using-with
+    assert head.thread.is_alive() and head.staging.done == set()

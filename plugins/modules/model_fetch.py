@@ -58,22 +58,13 @@ options:
     description: Seconds a request may stall before the copy fails (a re-run resumes it).
     type: int
     default: 60
-  verify:
-    description:
-      - C(fast) reuses a file's kept sha256 while its size and modification time are unchanged (a no-op run reads
-        metadata only; it trusts that nothing rewrote a file and set its time back).
-      - C(full) hashes every file again (C(model_stage_verify)).
-    type: str
-    choices: [fast, full]
-    default: fast
   plan_only:
     description: Plan and check the space; copy nothing.
     type: bool
     default: false
-  host:
-    description: The inventory host the messages name (the node's own name when empty).
-    type: str
-    default: ""
+extends_documentation_fragment:
+  - inferops.vllm_cluster.weights
+  - inferops.vllm_cluster.weights.verify
 attributes:
   check_mode:
     support: full

@@ -77,10 +77,8 @@ options:
     description: Seconds a connection may stall (an idle or slow client is dropped after this).
     type: int
     default: 60
-  host:
-    description: The inventory host the messages name (the node's own name when empty).
-    type: str
-    default: ""
+extends_documentation_fragment:
+  - inferops.vllm_cluster.weights
 attributes:
   check_mode:
     support: full

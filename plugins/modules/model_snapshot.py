@@ -47,22 +47,13 @@ options:
     type: list
     elements: str
     default: []
-  verify:
-    description:
-      - C(fast) reuses a file's kept sha256 while its size and modification time are unchanged (a no-op run reads
-        metadata only; it trusts that nothing rewrote a file and set its time back).
-      - C(full) hashes every file again (C(model_stage_verify)).
-    type: str
-    choices: [fast, full]
-    default: fast
   required:
     description: Fail with the F17 message when no snapshot is found; false answers C(commit) empty instead.
     type: bool
     default: true
-  host:
-    description: The inventory host the messages name (the node's own name when empty).
-    type: str
-    default: ""
+extends_documentation_fragment:
+  - inferops.vllm_cluster.weights
+  - inferops.vllm_cluster.weights.verify
 attributes:
   check_mode:
     support: full

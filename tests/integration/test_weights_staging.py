@@ -129,6 +129,9 @@ def test_vllm_loads_the_revision_staging_pinned_on_every_node(lab):
                                   "vllm-cluster-vllm").stdout)
     assert command[command.index("--revision") + 1] == "main", command
     assert command[command.index("--tokenizer-revision") + 1] == "main", command
+    # what vLLM itself says it loaded (its engine config; "revision=None" before)
+    logs = lab.node("spark-1", "docker", "logs", "vllm-cluster-vllm")
+    assert "revision=main, tokenizer_revision=main" in logs.stdout + logs.stderr
     commits = {host: lab.node(host, "cat", f"{REPO}/refs/main").stdout.strip() for host in ("spark-1", "spark-2")}
     assert len(set(commits.values())) == 1 and all(len(commit) == 40 for commit in commits.values()), commits
 

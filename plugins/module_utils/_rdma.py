@@ -40,6 +40,24 @@ def read_devices(root: str = "/sys/class/infiniband") -> dict:
     return devices
 
 
+def read_links(root: str = "/sys/class/infiniband") -> dict:
+    """{hca: {"netdevs": [...], "ports": {port: state}}}: the network interfaces behind each device (its PCI function's
+    net/ folder) and each port's state as the kernel words it ('4: ACTIVE', '1: DOWN'). All four RoCE functions of a
+    ConnectX-7 exist whether a cable is plugged or not: only the state tells which carries a link."""
+    links: dict = {}
+    if not os.path.isdir(root):
+        return links
+    for hca in sorted(os.listdir(root)):
+        net = os.path.join(root, hca, "device", "net")
+        ports_dir = os.path.join(root, hca, "ports")
+        links[hca] = {
+            "netdevs": sorted(os.listdir(net)) if os.path.isdir(net) else [],
+            "ports": {port: _read(os.path.join(ports_dir, port, "state"))
+                      for port in (sorted(os.listdir(ports_dir)) if os.path.isdir(ports_dir) else [])},
+        }
+    return links
+
+
 def hca_names(spec: str) -> list[str]:
     """The devices NCCL_IB_HCA names: 'mlx5_0:1,=mlx5_1' -> ['mlx5_0', 'mlx5_1']; an exclusion list ('^...') names none
     that must exist."""
@@ -52,6 +70,34 @@ def hca_names(spec: str) -> list[str]:
 
 def _ipv4_rocev2(entries: dict) -> list[str]:
     return [i for i, e in entries.items() if e["gid"].startswith(_IPV4_MAPPED) and "v2" in e["type"].lower()]
+
+
+def _active(state: str) -> bool:
+    return state.split(":")[-1].strip().upper() == "ACTIVE"
+
+
+def link_problems(links: dict, spec: str, interface: str, host: str) -> list[str]:
+    """One sentence per HCA named in NCCL_IB_HCA whose port carries no link, and one when none of them is behind the
+    interconnect interface (the CIDR's): NCCL would fall back to sockets, or carry the tensors over another port.
+    Devices the host lacks are hca_problems' to name; without what the host's sysfs says (links empty), nothing."""
+    names = [hca for hca in hca_names(spec) if hca in links]
+    problems = []
+    for hca in names:
+        for port, state in sorted(links[hca]["ports"].items()):
+            if state and not _active(state):
+                active = sorted(other for other, link in links.items()
+                                if any(_active(s) for s in link["ports"].values()))
+                problems.append(f"[F23] {host}: {hca} port {port} is {state.split(':')[-1].strip()}: no link on it (a "
+                                f"cable in another port, or none); NCCL would fall back to sockets. Fix: plug the "
+                                f"interconnect cable into {hca}'s port, or name in vllm_cluster_nccl_ib_hca the HCAs "
+                                f"with a link (ACTIVE: {', '.join(active) or 'none'}).")
+    behind = [hca for hca, link in links.items() if interface and interface in link["netdevs"]]
+    if names and interface and behind and not set(behind) & set(names):
+        problems.append(f"[F23] {host}: NCCL_IB_HCA names {', '.join(names)}, none of them behind {interface}, the "
+                        f"interconnect interface (the one vllm_cluster_interconnect_cidr chose); NCCL's RDMA would "
+                        f"carry the tensors over another port than the interconnect. Fix: name {behind[0]} (the HCA of "
+                        f"{interface}) in vllm_cluster_nccl_ib_hca.")
+    return problems
 
 
 def hca_problems(devices: dict, spec: str, gid_index: str, host: str) -> list[str]:

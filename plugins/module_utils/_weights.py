@@ -29,8 +29,8 @@ MESSAGES = {
                        "point vllm_cluster_hf_cache_dir at an HF_HOME that holds it.",
     "F17_DOWNLOAD_INTERRUPTED": "[F17] {host}: the download of {model} into {path} did not finish ({marker} is still "
                                 "there): its snapshot may lack files, so it is not staged. Fix: run site.yml with "
-                                "model_stage_download=true to finish it (it resumes), or remove {marker} if you "
-                                "completed the download yourself.",
+                                "model_stage_download=true and no model_stage_source to finish it (it resumes); if "
+                                "the snapshot is whole (you finished it yourself), remove {marker}.",
     "F17_NO_SOURCE": "[F17] {host}: model_stage_source={source} holds no snapshot of {model} (ref {ref}): it should "
                      "be an HF_HOME, its hub folder or the folder models--ORG--NAME. Fix: point it at one that does.",
     "F17_NOT_A_HUB_ID": "vllm_server_model={model!r} is not a hub id (ORG/NAME): only a hub id is staged. Fix: name "

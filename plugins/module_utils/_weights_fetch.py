@@ -183,10 +183,6 @@ def fetch_files(base_url: str, files: t.Mapping[str, t.Mapping[str, t.Any]], des
     it did. After the first failure no further file is started; the files in flight finish (each `.part` kept for a
     re-run) and the first failure is raised. Whether it copied everything or failed, it then tells the server this
     worker is done (`heard`: whether the server answered)."""
-    if root:
-        make_dirs_below(root, os.path.relpath(dest, root))
-    else:
-        os.makedirs(dest, exist_ok=True)
     total = sum(int(entry["size"]) for entry in files.values())
     state: dict[str, t.Any] = {"files": len(files), "done": 0, "bytes": 0, "total": total, "started": clock(),
                                "current": "", "wall": time.time()}
@@ -209,10 +205,12 @@ def fetch_files(base_url: str, files: t.Mapping[str, t.Mapping[str, t.Any]], des
             _write_progress(progress_file, state)
         try:
             fetch_one(base_url, relative, files[relative], dest, timeout, on_bytes, root, secret)
-        except FetchError as exc:
+        except Exception as exc:  # pylint: disable=broad-exception-caught  (a full disk, an I/O error: no new file)
+            failure = exc if isinstance(exc, FetchError) else FetchError(f"{relative}: {exc}")
             with lock:
-                failures.append(exc)
-                _write_progress(progress_file, {**state, "error": str(exc), "finished": True})
+                failures.append(failure)
+                state.setdefault("error", str(failure))
+                _write_progress(progress_file, state)
             return
         finally:
             with lock:
@@ -223,13 +221,18 @@ def fetch_files(base_url: str, files: t.Mapping[str, t.Mapping[str, t.Any]], des
 
     order = sorted(files, key=lambda name: (-int(files[name]["size"]), name))
     try:
+        if root:
+            make_dirs_below(root, os.path.relpath(dest, root))
+        else:
+            os.makedirs(dest, exist_ok=True)
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, streams)) as pool:
             for future in [pool.submit(copy, relative) for relative in order]:
-                future.result()  # anything but a FetchError (a bug, a refusal) is raised here
+                future.result()
         if failures:
             raise failures[0]
     finally:
         heard = say_done(base_url, secret, worker)
-    state.update(current="", seconds=round(clock() - state["started"], 2), finished=True)
-    _write_progress(progress_file, state)
+        # the last word in the progress file, an error included (a stream still copying may have written after it)
+        state.update(current="", seconds=round(clock() - state["started"], 2), finished=True)
+        _write_progress(progress_file, state)
     return {"copied": sorted(files), "bytes": state["bytes"], "seconds": state["seconds"], "heard": heard}

@@ -12,6 +12,7 @@ Private to the collection."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import signal
@@ -33,6 +34,9 @@ MESSAGES = {
     "STRANGER": "[F17] {host}: {path} is locked by process {pid} ({command}, uid {uid}), which is not one of staging's "
                 "own (an interrupted run's {what} is root's {module}); staging ends nothing it did not start. Fix: "
                 "look at it on {host} (ps -o pid,user,cmd -p {pid}), stop it, and run site.yml again.",
+    "NO_LOCKS": "[F17] {host}: {path} cannot be locked ({error}): the hub cache's filesystem takes no POSIX locks "
+                "(NFS without lockd?), so staging cannot keep two copies from writing the same file. Fix: put "
+                "vllm_cluster_hf_cache_dir on a local filesystem.",
     "UNSAFE": "[F17] {host}: {path} is {problem}; staging's lock files are root's alone (0600, in a folder only root "
               "may write), or any user could make staging end a process. Fix: remove {path} (and find out who made "
               "it), make its folder root's with mode 0755, and run site.yml again.",
@@ -92,10 +96,18 @@ def _process(pid: int) -> tuple[int, str]:
 
 def _signal(fd: int, pid: int, number: int) -> None:
     """Signals pid through a pidfd opened first, then checked to still hold the lock: a pid that ended and was
-    reused meanwhile is never signalled."""
+    reused meanwhile is never signalled. Where there is no pidfd (Python before 3.9, a kernel before 5.3, a seccomp
+    profile that denies it), the holder is checked again right before a plain kill."""
     try:
         pidfd = os.pidfd_open(pid)
     except ProcessLookupError:
+        return
+    except (AttributeError, OSError):
+        if holder_of(fd) == pid:
+            try:
+                os.kill(pid, number)
+            except ProcessLookupError:
+                pass
         return
     try:
         if holder_of(fd) == pid:
@@ -130,11 +142,15 @@ def holder(path: str, host: str = "") -> int:
 
 
 def _try(fd: int) -> bool:
+    """True once the lock is taken, False while another process holds it; any other error (ENOLCK: a filesystem
+    without locks) is raised."""
     try:
         fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return True
-    except OSError:
-        return False
+    except OSError as exc:
+        if exc.errno in (errno.EAGAIN, errno.EACCES):
+            return False
+        raise
 
 
 def take(path: str, host: str, what: str, module: str, grace: float = 10.0,
@@ -145,33 +161,42 @@ def take(path: str, host: str, what: str, module: str, grace: float = 10.0,
     Returns (descriptor, pid ended or 0); the lock lasts while the descriptor is open (close it, or exit, to
     release). Raises LockError when the holder is not staging's own or cannot be ended."""
     fd = _open(path, host, create=True)
-    ended = 0
     signal_pid = kill or _signal
     try:
-        for signal_number in (None, signal.SIGTERM, signal.SIGKILL):
-            if signal_number is not None:
-                pid = holder_of(fd)
-                if pid == -1:
-                    raise LockError(MESSAGES["FOREIGN"].format(host=host, path=path, inode=os.fstat(fd).st_ino))
-                if pid > 1:
-                    uid, command = _process(pid)
-                    if uid != -1 and (uid != os.geteuid() or module not in command):
-                        raise LockError(MESSAGES["STRANGER"].format(host=host, path=path, pid=pid, uid=uid,
-                                                                    command=command[:120] or "?", what=what,
-                                                                    module=module))
-                    signal_pid(fd, pid, signal_number)
-                    ended = pid
-            deadline = time.monotonic() + (grace if signal_number is not None else 0)
-            while True:
-                if _try(fd):
-                    return fd, ended
-                if time.monotonic() >= deadline:
-                    break
-                sleep(0.2)
-        raise LockError(MESSAGES["STUCK"].format(host=host, pid=ended, what=what, path=path, seconds=2 * grace))
+        return _take(fd, path, host, what, module, grace, signal_pid, sleep)
+    except OSError as exc:
+        os.close(fd)
+        raise LockError(MESSAGES["NO_LOCKS"].format(host=host, path=path, error=exc.strerror or exc)) from exc
     except BaseException:
         os.close(fd)
         raise
+
+
+def _take(fd: int, path: str, host: str, what: str, module: str, grace: float,
+          signal_pid: t.Callable[[int, int, int], None], sleep: t.Callable[[float], None]) -> tuple[int, int]:
+    """take()'s rounds: try; SIGTERM the holder and wait `grace`; SIGKILL it and wait `grace`."""
+    ended = 0
+    for signal_number in (None, signal.SIGTERM, signal.SIGKILL):
+        if signal_number is not None:
+            pid = holder_of(fd)
+            if pid == -1:
+                raise LockError(MESSAGES["FOREIGN"].format(host=host, path=path, inode=os.fstat(fd).st_ino))
+            if pid > 1:
+                uid, command = _process(pid)
+                if uid != -1 and (uid != os.geteuid() or module not in command):
+                    raise LockError(MESSAGES["STRANGER"].format(host=host, path=path, pid=pid, uid=uid,
+                                                                command=command[:120] or "?", what=what,
+                                                                module=module))
+                signal_pid(fd, pid, signal_number)
+                ended = pid
+        deadline = time.monotonic() + (grace if signal_number is not None else 0)
+        while True:
+            if _try(fd):
+                return fd, ended
+            if time.monotonic() >= deadline:
+                break
+            sleep(0.2)
+    raise LockError(MESSAGES["STUCK"].format(host=host, pid=ended, what=what, path=path, seconds=2 * grace))
 
 
 def say(fd: int, text: str) -> None:

@@ -20,6 +20,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_pat
     read_commit,
     replace_below,
     snapshot_files,
+    unlink_below,
     write_below,
 )
 
@@ -115,6 +116,14 @@ def download_marker(cache_root: str, model: str) -> str:
     snapshot_download returned): huggingface_hub writes refs/<revision> before the files, so a download interrupted
     halfway leaves a snapshot that looks whole."""
     return os.path.join(str(cache_root), "inferops-weights", f"{repo_folder(model)}.downloading")
+
+
+def clear_download_marker(cache_root: str, model: str, host: str = "") -> None:
+    """Removes the marker of an interrupted download once the model's snapshot came whole from elsewhere (the
+    operator's directory or archive); removed without following a link."""
+    marker = download_marker(cache_root, model)
+    unlink_below(os.path.dirname(os.path.dirname(marker)),
+                 f"{os.path.basename(os.path.dirname(marker))}/{os.path.basename(marker)}", host)
 
 
 def server_lock_file(cache_root: str) -> str:

@@ -164,23 +164,24 @@ def main() -> None:
     )
     p = module.params
     host = p["host"] or os.uname().nodename
-    # The head's commit and file names become paths written as root here: checked before any is used.
-    problems = [ref_name_problem(host, p["ref"])] + [relative_problem(host, name) for name in sorted(p["files"])]
-    if not is_commit(p["commit"]):
-        problems.append(MESSAGES["F17_REF_CONTENT"].format(host=host, path="the head's ref", content=p["commit"]))
-    if any(problems):
-        module.fail_json(msg="; ".join(problem for problem in problems if problem))
+    told = []  # fetch_files tells the server this worker is done; every other way out of a copy is told here
     try:
-        fetch(module, p, host)
+        # The head's commit and file names become paths written as root here: checked before any is used.
+        problems = [ref_name_problem(host, p["ref"])] + [relative_problem(host, name) for name in sorted(p["files"])]
+        if not is_commit(p["commit"]):
+            problems.append(MESSAGES["F17_REF_CONTENT"].format(host=host, path="the head's ref", content=p["commit"]))
+        if any(problems):
+            module.fail_json(msg="; ".join(problem for problem in problems if problem))
+        fetch(module, p, host, told)
     except Untrusted as exc:
         module.fail_json(msg=str(exc))
     finally:
         # whatever became of this copy (nothing left to copy, a refusal, a failure), the server need not wait for it
-        if not (p["plan_only"] or module.check_mode):
+        if not (p["plan_only"] or module.check_mode or told):
             say_done(p["url"], p["secret"], host)
 
 
-def fetch(module: AnsibleModule, p: dict, host: str) -> None:
+def fetch(module: AnsibleModule, p: dict, host: str, told: list) -> None:
     """Plans, copies what differs, verifies and points the ref; exits the module."""
     repo = repo_dir(p["cache_dir"], p["model"])
     snapshot = snapshot_path(p["cache_dir"], p["model"], p["commit"])
@@ -214,6 +215,7 @@ def fetch(module: AnsibleModule, p: dict, host: str) -> None:
                                          "AnsiballZ_model_fetch")
         except LockError as exc:
             module.fail_json(msg=str(exc), fetch=result)
+        told.append(True)
         try:
             done = fetch_files(p["url"], wanted, snapshot, p["timeout"], result["progress_file"], root=p["cache_dir"],
                                secret=p["secret"], worker=host, streams=p["streams"])

@@ -100,6 +100,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_pat
     snapshot_files,
 )
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_snapshot import (
+    clear_download_marker,
     download_marker,
     find_repo,
     hash_cache_file,
@@ -164,10 +165,12 @@ def snapshot(module: AnsibleModule, p: dict, host: str) -> dict:
             imported = import_snapshot(source_repo, source_commit,
                                        snapshot_path(p["cache_dir"], p["model"], source_commit), host, root=p["cache_dir"])
             write_ref(repo, p["ref"], source_commit, host, root=p["cache_dir"])
+            # the operator's copy is whole: an earlier download's leftover marker no longer stands for this model
+            clear_download_marker(p["cache_dir"], p["model"], host)
     commit = read_ref(repo, p["ref"], host, root=p["cache_dir"])
     marker = download_marker(p["cache_dir"], p["model"])
     interrupted = os.path.lexists(marker)
-    if interrupted and p["required"]:
+    if interrupted and p["required"] and not module.check_mode:
         module.fail_json(msg=MESSAGES["F17_DOWNLOAD_INTERRUPTED"].format(host=host, model=p["model"], path=repo,
                                                                          marker=marker))
     if interrupted or not commit:

@@ -11,7 +11,8 @@ version_added: 0.3.0
 author: inferops engineering (@inferops)
 description:
   - Reads every RDMA device (HCA) under O(sysfs_root), each port's used GID table entries and their types
-    (C(RoCE v2), C(IB/RoCE v1)), for the preflight check of what NCCL is told to use (F23).
+    (C(RoCE v2), C(IB/RoCE v1)), each port's state and the network interfaces behind each device, for the preflight
+    check of what NCCL is told to use (F23).
   - Changes nothing.
 options:
   sysfs_root:
@@ -45,17 +46,25 @@ devices:
     rocep1s0f1:
       "1":
         "3": {"gid": "0000:0000:0000:0000:0000:ffff:c0a8:c80c", "type": "RoCE v2"}
+links:
+  description: Per device, the network interfaces behind it and each port's state as the kernel words it.
+  returned: always
+  type: dict
+  sample:
+    rocep1s0f1: {"netdevs": ["enp1s0f1np1"], "ports": {"1": "4: ACTIVE"}}
+    rocep1s0f0: {"netdevs": ["enp1s0f0np0"], "ports": {"1": "1: DOWN"}}
 """
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._rdma import read_devices
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._rdma import read_devices, read_links
 
 
 def main() -> None:
     module = AnsibleModule(argument_spec={"sysfs_root": {"type": "path", "default": "/sys/class/infiniband"}},
                            supports_check_mode=True)
-    module.exit_json(changed=False, devices=read_devices(module.params["sysfs_root"]))
+    root = module.params["sysfs_root"]
+    module.exit_json(changed=False, devices=read_devices(root), links=read_links(root))
 
 
 if __name__ == "__main__":

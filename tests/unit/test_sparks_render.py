@@ -14,6 +14,8 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MANAGEMENT = ("10.1.230.180", "10.1.230.181", "10.1.230.")
 INTERCONNECT_IFACE = "enp1s0f1np1"
+# NGC's vLLM images ship without Ray from 26.05 (#32): the example's mp variant is the one to use with them
+RAYLESS_IMAGE = "nvcr.io/nvidia/vllm:26.05-py3"
 
 
 def _rendered(out: pathlib.Path, *extra: str) -> pathlib.Path:
@@ -34,8 +36,10 @@ def render(tmp_path_factory) -> pathlib.Path:
 
 @pytest.fixture(scope="module")
 def render_mp(tmp_path_factory) -> pathlib.Path:
-    """The same inventory with the Ray-free backend chosen (vLLM's own launcher)."""
-    return _rendered(tmp_path_factory.mktemp("render_mp"), "-e", "vllm_cluster_backend=mp")
+    """The same inventory with the Ray-free backend chosen (vLLM's own launcher), as the example says to run an NGC
+    image without Ray (26.05 and later)."""
+    return _rendered(tmp_path_factory.mktemp("render_mp"), "-e", "vllm_cluster_backend=mp",
+                     "-e", f"vllm_cluster_image={RAYLESS_IMAGE}")
 
 
 def env_file(render: pathlib.Path, host: str, name: str = "node.env") -> dict[str, str]:
@@ -267,6 +271,22 @@ def test_mp_every_spark_runs_its_rank_meeting_on_the_heads_interconnect_address(
     # the Ray backend's launcher, unchanged (the example keeps its API key in Vault, commented out: no key file)
     assert spec["entrypoint"][:3] == container(render, "spark-1", "vllm_container.json")["entrypoint"][:3]
     assert spec["entrypoint"][3:] == ["vllm-server", ""]
+
+
+@pytest.mark.parametrize("host", ["spark-1", "spark-2"])
+def test_mp_serves_an_image_without_ray_with_nothing_of_ray(render_mp, host):
+    """#32 item 5: the example's mp variant with a Ray-less NGC image: every rank runs that image with vLLM's own
+    launcher, and nothing in its command or environment asks for Ray (the shared /tmp/ray mount is an empty folder
+    under mp)."""
+    spec = container(render_mp, host, "vllm_container.json")
+    assert spec["image"] == RAYLESS_IMAGE
+    command = spec["command"]
+    assert command[:3] == ["-m", "vllm.entrypoints.cli.main", "serve"]
+    assert command[command.index("--distributed-executor-backend") + 1] == "mp"
+    env = (render_mp / host / "vllm.env").read_text()
+    assert not [arg for arg in command if "ray" in arg.lower()], command
+    # (the example's RAY_memory_monitor_refresh_ms=0 is read by no one here)
+    assert "RAY_ADDRESS" not in env and "RAY_TMPDIR" not in env, env
 
 
 def test_mp_rank_zero_listens_for_clients_where_the_ray_backend_does(render, render_mp):

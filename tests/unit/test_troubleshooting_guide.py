@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import shutil
 import re
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._mp_launcher import MESSAGES as MP_MESSAGES
@@ -47,20 +48,30 @@ def test_every_check_code_in_the_roles_is_documented():
         assert f"[{code}]" in GUIDE
 
 
-def test_the_guide_quotes_the_preflight_decisions_verbatim():
+def test_the_guide_quotes_the_preflight_decisions_verbatim(tmp_path):
     """F18, F23 and F24 as their functions print them for the guide's own examples."""
     from ansible_collections.inferops.vllm_cluster.plugins.module_utils._images import vllm_version_problem
     from ansible_collections.inferops.vllm_cluster.plugins.module_utils._memory import free_memory_problem
-    from ansible_collections.inferops.vllm_cluster.plugins.module_utils._rdma import hca_problems, read_devices
+    from ansible_collections.inferops.vllm_cluster.plugins.module_utils._rdma import (
+        hca_problems,
+        link_problems,
+        read_devices,
+        read_links,
+    )
 
     gib_kb = 1024 * 1024
     meminfo = f"MemTotal: {int(119.7 * gib_kb)} kB\nMemFree: {int(61.05 * gib_kb)} kB\nCached: {int(40 * gib_kb)} kB\n"
     spark_1 = read_devices(str(REPO / "tests" / "fixtures" / "sparks" / "infiniband" / "spark-1"))
+    # the guide's cable in the other port: spark-1's devices with f0 up and f1 down
+    shutil.copytree(REPO / "tests" / "fixtures" / "sparks" / "infiniband" / "spark-1", tmp_path / "ib")
+    for state in (tmp_path / "ib").glob("*/ports/1/state"):
+        state.write_text("4: ACTIVE\n" if state.parts[-4].endswith("f0") else "1: DOWN\n")
     for message in [
         vllm_version_problem("0.10.1.1", "0.17.0", "spark-1", "nvcr.io/nvidia/vllm:25.09-py3"),
         free_memory_problem(meminfo, 0.85, "spark-1"),
         *hca_problems(spark_1, "rocep1s0f1,roceP2p1s0f1", "3", "spark-1"),
         *hca_problems(spark_1, "rocep1s0f9", "", "spark-1"),
+        *link_problems(read_links(str(tmp_path / "ib")), "rocep1s0f1,roceP2p1s0f1", "enp1s0f0np0", "spark-1"),
     ]:
         assert message and message in GUIDE, message
 

@@ -112,7 +112,7 @@ def test_a_process_that_took_the_port_first_is_not_taken_for_the_server(tmp_path
 def test_copies_below_the_cache_root_walk_every_folder_without_following_a_link(staging_head, tmp_path):
     """A worker's snapshot folder swapped for a link during a copy that lasts hours must turn no root write into
     one elsewhere (#31)."""
-    head, manifest, contents = staging_head(CONTENTS)
+    head, manifest, contents = staging_head(CONTENTS, workers=2)  # the refused copy also says it is done
     cache = tmp_path / "cache"
     elsewhere = tmp_path / "etc"
     elsewhere.mkdir()
@@ -204,3 +204,22 @@ def test_after_a_failure_no_further_file_is_started(staging_head, tmp_path):
         fetch_files(head.url, wrong, str(tmp_path / "node"), secret="s3cret", streams=1)
     # the largest file goes first and fails: nothing after it was asked for
     assert sorted(path.name for path in (tmp_path / "node").iterdir()) == []
+
+
+def test_an_io_error_stops_new_files_and_the_progress_file_keeps_it(staging_head, tmp_path, monkeypatch):
+    """A full disk or an I/O error in one stream (not a FetchError) is named, and no file starts after it."""
+    contents = {f"model-{i}.safetensors": bytes([i]) * (2000 - i) for i in range(4)}
+    head, manifest = staging_head(contents)[:2]
+    synced = []
+
+    def failing_sync(fd):
+        synced.append(fd)
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "fdatasync", failing_sync)
+    progress = tmp_path / "progress.json"
+    with pytest.raises(FetchError, match=r"model-0.safetensors: \[Errno 5\] Input/output error"):
+        fetch_files(head.url, manifest, str(tmp_path / "node"), secret="s3cret", streams=1, progress_file=str(progress))
+    assert len(synced) == 1  # the largest file failed; none after it started
+    state = json.loads(progress.read_text())
+    assert state["finished"] is True and "Input/output error" in state["error"]

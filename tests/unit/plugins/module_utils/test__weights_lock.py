@@ -4,6 +4,8 @@ writer on the same .part), but only one of staging's own, and only through a loc
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import signal
 import subprocess
@@ -131,3 +133,26 @@ def test_a_link_where_the_lock_goes_is_refused(tmp_path):
     with pytest.raises(Untrusted, match="x.lock is a symbolic link"):
         take(str(tmp_path / "inferops-weights" / "x.lock"), "spark-2", "copy", MODULE)
     assert victim.read_text() == "untouched"
+
+
+def test_without_pidfd_the_holder_is_still_ended(leftover, monkeypatch):
+    """Python before 3.9, a kernel before 5.3 or a seccomp profile without pidfd_open: a plain kill, right after the
+    holder was checked again."""
+    path, start = leftover
+    process = start()
+    monkeypatch.delattr(os, "pidfd_open")
+    fd, ended = take(str(path), "spark-2", "copy", MODULE, grace=5)
+    os.close(fd)
+    assert ended == process.pid and process.wait(5) == -signal.SIGTERM
+
+
+def test_a_filesystem_without_locks_is_named(tmp_path, monkeypatch):
+    (tmp_path / "inferops-weights").mkdir()
+
+    def no_locks(fd, operation):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "lockf", no_locks)
+    with pytest.raises(LockError, match=r"spark-2: .*x.lock cannot be locked \(No locks available\): the hub cache's "
+                                        r"filesystem takes no POSIX locks"):
+        take(str(tmp_path / "inferops-weights" / "x.lock"), "spark-2", "copy", MODULE)

@@ -136,6 +136,7 @@ def test_vllm_loads_the_revision_staging_pinned_on_every_node(lab):
     assert len(set(commits.values())) == 1 and all(len(commit) == 40 for commit in commits.values()), commits
 
 
+@pytest.mark.readonly  # refused before anything is read or changed
 def test_a_staged_revision_other_than_the_served_one_is_refused(lab, tmp_path):
     rc, output = stage(lab, tmp_path, "-e", "model_stage_ref=v2")
     assert rc != 0

@@ -205,7 +205,8 @@ def fetch_files(base_url: str, files: t.Mapping[str, t.Mapping[str, t.Any]], des
             _write_progress(progress_file, state)
         try:
             fetch_one(base_url, relative, files[relative], dest, timeout, on_bytes, root, secret)
-        except Exception as exc:  # pylint: disable=broad-exception-caught  (a full disk, an I/O error: no new file)
+        # a full disk or an I/O error as much as a FetchError: no new file starts after it
+        except Exception as exc:  # pylint: disable=broad-exception-caught
             failure = exc if isinstance(exc, FetchError) else FetchError(f"{relative}: {exc}")
             with lock:
                 failures.append(failure)

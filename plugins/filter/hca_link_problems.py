@@ -18,18 +18,12 @@ options:
     description: The C(links) result of M(inferops.vllm_cluster.rdma_devices).
     type: dict
     required: true
-  spec:
-    description: The C(NCCL_IB_HCA) value (C(vllm_cluster_nccl_ib_hca)).
-    type: str
-    required: true
   interface:
     description: The interconnect interface (C(vllm_cluster_interconnect_interface)); empty skips that check.
     type: str
     required: true
-  host:
-    description: The host, for the messages.
-    type: str
-    required: true
+extends_documentation_fragment:
+  - inferops.vllm_cluster.rdma
 """
 
 EXAMPLES = r"""

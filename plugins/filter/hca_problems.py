@@ -17,18 +17,12 @@ options:
     description: The C(devices) result of M(inferops.vllm_cluster.rdma_devices).
     type: dict
     required: true
-  spec:
-    description: The C(NCCL_IB_HCA) value (C(vllm_cluster_nccl_ib_hca)).
-    type: str
-    required: true
   gid_index:
     description: The forced GID index (C(vllm_cluster_nccl_ib_gid_index)); empty leaves it to NCCL.
     type: str
     required: true
-  host:
-    description: The host, for the messages.
-    type: str
-    required: true
+extends_documentation_fragment:
+  - inferops.vllm_cluster.rdma
 """
 
 EXAMPLES = r"""

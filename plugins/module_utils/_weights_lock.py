@@ -21,7 +21,7 @@ import struct
 import time
 import typing as t
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import open_below
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import open_below, sidecar_below
 
 # struct flock on 64-bit Linux (x86_64, aarch64): short l_type, short l_whence, off_t l_start, off_t l_len,
 # pid_t l_pid, padded to 32 bytes
@@ -50,15 +50,9 @@ class LockError(Exception):
     """The lock could not be taken; the message names the host, the file and the process."""
 
 
-def _lock_path(path: str) -> tuple[str, str]:
-    """(root, relative) for open_below: the lock file and its folder are opened without following a link."""
-    folder = os.path.dirname(path)
-    return os.path.dirname(folder), f"{os.path.basename(folder)}/{os.path.basename(path)}"
-
-
 def _open(path: str, host: str, create: bool) -> int:
     """The lock file (created 0600 when `create`), refused unless it and its folder are root's alone."""
-    root, relative = _lock_path(path)
+    root, relative = sidecar_below(path)
     flags = (os.O_RDWR | os.O_CREAT) if create else os.O_RDONLY
     fd = open_below(root, relative, flags, 0o600, host=host, make_dirs=create)
     problem = _unsafe(os.fstat(fd), os.lstat(os.path.dirname(path)))

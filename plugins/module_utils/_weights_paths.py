@@ -200,17 +200,22 @@ def make_dirs_below(root: str, relative: str, host: str = "") -> None:
     os.close(fd)
 
 
-def read_sidecar(path: str, limit: int = 64 * 1024 * 1024, host: str = "") -> str:
-    """The text of one of staging's own files (hashes, progress) kept in a folder of the cache root: the folder
-    and the file are opened without following a link, below the cache root (the folder's parent)."""
+def sidecar_below(path: str) -> tuple[str, str]:
+    """(cache root, 'folder/name') of one of staging's own files (hashes, progress, locks, markers) kept in a folder
+    of the cache root: what the *_below functions take, so the folder and the file are opened without following a
+    link, below the cache root (the folder's parent)."""
     folder = os.path.dirname(path)
-    return read_below(os.path.dirname(folder), f"{os.path.basename(folder)}/{os.path.basename(path)}", limit, host)
+    return os.path.dirname(folder), f"{os.path.basename(folder)}/{os.path.basename(path)}"
+
+
+def read_sidecar(path: str, limit: int = 64 * 1024 * 1024, host: str = "") -> str:
+    """The text of one of staging's own files (see sidecar_below)."""
+    return read_below(*sidecar_below(path), limit, host)
 
 
 def write_sidecar(path: str, text: str, host: str = "") -> None:
-    """Replaces one of staging's own files (see read_sidecar) the way write_below does."""
-    folder = os.path.dirname(path)
-    write_below(os.path.dirname(folder), f"{os.path.basename(folder)}/{os.path.basename(path)}", text, host)
+    """Replaces one of staging's own files (see sidecar_below) the way write_below does."""
+    write_below(*sidecar_below(path), text, host)
 
 
 def read_commit(root: str, relative: str, host: str = "") -> str:

@@ -19,6 +19,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_pat
     open_entry,
     read_commit,
     replace_below,
+    sidecar_below,
     snapshot_files,
     unlink_below,
     write_below,
@@ -121,9 +122,7 @@ def download_marker(cache_root: str, model: str) -> str:
 def clear_download_marker(cache_root: str, model: str, host: str = "") -> None:
     """Removes the marker of an interrupted download once the model's snapshot came whole from elsewhere (the
     operator's directory or archive); removed without following a link."""
-    marker = download_marker(cache_root, model)
-    unlink_below(os.path.dirname(os.path.dirname(marker)),
-                 f"{os.path.basename(os.path.dirname(marker))}/{os.path.basename(marker)}", host)
+    unlink_below(*sidecar_below(download_marker(cache_root, model)), host)
 
 
 def server_lock_file(cache_root: str) -> str:

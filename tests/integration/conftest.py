@@ -17,12 +17,20 @@ LAB_INVENTORY = REPO / "inventories" / "lab"
 PRELAUNCH_CHECK = "Check the cluster can host this model before loading it (F9, F2)"
 VALIDATE_CHECK = "Wait for every inventory host in Ray's node table, then check it (bounded by cluster_validate_timeout)"
 
+# What a group's playbooks are given so that they do not look at what the group beside it changes (tests/suite runs
+# two groups at once): the weights group puts strangers and leftovers on the weights port, which every other
+# preflight checks on the head (a runtime-image test once failed on "vllm_cluster_weights_port=29510 already in use").
+GROUP_EXTRA_VARS = {
+    "runtime-image": ["-e", "vllm_cluster_weights_port=29511"],
+}
+
 
 class Lab:
     """The running lab: run playbooks against variants of its inventory, and look inside its nodes."""
 
-    def __init__(self) -> None:
+    def __init__(self, extra_args: list[str] | None = None) -> None:
         self.hosts = yaml.safe_load((LAB_INVENTORY / "hosts.yml").read_text())
+        self.extra_args = list(extra_args or [])  # before each test's own, which win
 
     def node(self, host: str, *argv: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess:
         command = ["docker", "exec", *(["-i"] if stdin is not None else []), f"inferops-lab-{host}", *argv]
@@ -47,14 +55,15 @@ class Lab:
             (inventory / "group_vars").symlink_to(LAB_INVENTORY / "group_vars")
         env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
         return subprocess.run(
-            ["ansible-playbook", str(REPO / playbook), "-i", str(inventory), *args],
+            ["ansible-playbook", str(REPO / playbook), "-i", str(inventory), *self.extra_args, *args],
             cwd=REPO, env=env, text=True, capture_output=True, timeout=900, check=False,
         )
 
     def start_playbook(self, *args: str) -> subprocess.Popen:
         """site.yml against the lab inventory, in the background: a test watches the nodes while it runs."""
         env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
-        return subprocess.Popen(["ansible-playbook", str(REPO / "site.yml"), "-i", str(LAB_INVENTORY), *args],
+        return subprocess.Popen(["ansible-playbook", str(REPO / "site.yml"), "-i", str(LAB_INVENTORY), *self.extra_args,
+                                 *args],
                                 cwd=REPO, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
     def expect_failure(self, tmp_path: pathlib.Path, expected: list[str], *args: str, hosts: dict | None = None) -> str:
@@ -120,8 +129,8 @@ def unchanged(lab):
 
 
 @pytest.fixture(scope="session")
-def lab() -> Lab:
+def lab(request) -> Lab:
     probe = subprocess.run(["docker", "inspect", "inferops-lab-spark-1"], capture_output=True, check=False)
     if probe.returncode != 0:
         pytest.fail("the lab is not up: run `make lab` first (`make test` makes its own)")
-    return Lab()
+    return Lab(GROUP_EXTRA_VARS.get(request.config.getoption("--group"), []))

@@ -92,11 +92,11 @@ def test_no_head(lab, tmp_path, unchanged):
 @pytest.fixture()
 def shared_address(lab):
     """Both nodes hold 198.18.1.50 as a second interconnect address (only for this test)."""
-    for host in ("spark-1", "spark-2"):
-        lab.node(host, "ip", "addr", "add", "198.18.1.50/24", "dev", "eth1")
+    for host, interface in (("spark-1", "eth1"), ("spark-2", "ic0")):
+        lab.node(host, "ip", "addr", "add", "198.18.1.50/24", "dev", interface)
     yield "198.18.1.50"
-    for host in ("spark-1", "spark-2"):
-        lab.node(host, "ip", "addr", "del", "198.18.1.50/24", "dev", "eth1")
+    for host, interface in (("spark-1", "eth1"), ("spark-2", "ic0")):
+        lab.node(host, "ip", "addr", "del", "198.18.1.50/24", "dev", interface)
 
 
 def test_duplicate_node_ips_f8(lab, tmp_path, shared_address, unchanged):
@@ -119,18 +119,18 @@ def test_two_interconnect_addresses_need_a_choice_f5(lab, tmp_path, shared_addre
 
 @pytest.fixture()
 def smaller_mtu_on_spark2(lab):
-    lab.node("spark-2", "ip", "link", "set", "dev", "eth1", "mtu", "1400")
+    lab.node("spark-2", "ip", "link", "set", "dev", "ic0", "mtu", "1400")
     yield
-    lab.node("spark-2", "ip", "link", "set", "dev", "eth1", "mtu", "1500")
+    lab.node("spark-2", "ip", "link", "set", "dev", "ic0", "mtu", "1500")
 
 
 def test_mtu_mismatch_fails_when_asked_f12(lab, tmp_path, smaller_mtu_on_spark2, unchanged):
-    lab.expect_failure(tmp_path, ["[F12] interconnect MTU differs between nodes", "spark-1 eth1 1500", "spark-2 eth1 1400"],
+    lab.expect_failure(tmp_path, ["[F12] interconnect MTU differs between nodes", "spark-1 eth1 1500", "spark-2 ic0 1400"],
                        "-e", "vllm_cluster_mtu_mismatch=fail")
 
 
 def test_mtu_mismatch_outside_the_limit_f12(lab, tmp_path, smaller_mtu_on_spark2, unchanged):
-    lab.expect_failure(tmp_path, ["[F12] interconnect MTU differs between nodes", "spark-2 eth1 1400"],
+    lab.expect_failure(tmp_path, ["[F12] interconnect MTU differs between nodes", "spark-2 ic0 1400"],
                        "--limit", "spark-1", "-e", "vllm_cluster_mtu_mismatch=fail")
 
 
@@ -150,7 +150,7 @@ def gcs_blocked_from_spark2(lab):
 
 def test_worker_cannot_reach_the_gcs_f6(lab, tmp_path, gcs_blocked_from_spark2, unchanged):
     lab.expect_failure(tmp_path, ["[F6] spark-2: cannot open TCP to the Ray head's GCS at 198.18.1.12:6379",
-                                  "ping -I eth1 198.18.1.12"], "-e", "ray_worker_gcs_reach_timeout=5")
+                                  "ping -I ic0 198.18.1.12"], "-e", "ray_worker_gcs_reach_timeout=5")
 
 
 @pytest.mark.readonly

@@ -11,6 +11,18 @@ for hierarchy in /sys/fs/cgroup/*; do
   mount -o remount,bind,rw "$hierarchy"
 done
 
+# Real servers name their ports by slot (enp1s0f1np1 on one, enP2p1s0f1np1 on another): a lab node given
+# LAB_INTERCONNECT_NAME carries its interconnect address on an interface of that name, not Docker's ethN,
+# so the nodes of one lab disagree on the name as such hosts do. Again at every start: Docker names it anew.
+if [ -n "${LAB_INTERCONNECT_NAME:-}" ] && [ -n "${LAB_INTERCONNECT_IP:-}" ]; then
+  given=$(ip -o -4 addr show | awk -v ip="$LAB_INTERCONNECT_IP" 'index($4, ip "/") == 1 { print $2; exit }')
+  if [ -n "$given" ] && [ "$given" != "$LAB_INTERCONNECT_NAME" ]; then
+    ip link set dev "$given" down
+    ip link set dev "$given" name "$LAB_INTERCONNECT_NAME"
+    ip link set dev "$LAB_INTERCONNECT_NAME" up
+  fi
+fi
+
 dockerd >/var/log/dockerd.log 2>&1 &
 dockerd_pid=$!
 

@@ -1,0 +1,126 @@
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What vLLM's ranks run with, read from their own processes: each node's pinning, and no secret carried in.
+
+vLLM's Ray executor copies the driver's environment into every rank it places: the V1 executor overwrites the
+rank's own variables (NCCL_*, UCX_*, VLLM_*, HF_* and its registered names), the V2 executor fills in every variable
+the rank lacks. Only `VLLM_HOST_IP` and a few device lists are left out, plus the names listed in
+`$VLLM_CONFIG_ROOT/ray_non_carry_over_env_vars.json`. Without that list a rank on spark-2 runs with spark-1's
+interface names the day the two name their ports differently, and the API key reaches every rank process.
+The collection writes the list (`non_carry_over`); validate reads the rank processes on each node
+(`rank_problems`) and what the driver would still carry (`carried_problems`). A process's environment in
+/proc is the one it started with: what vLLM sets inside a rank afterwards shows only as the driver's carry,
+which is why both are read. Private to the collection.
+"""
+
+from __future__ import annotations
+
+import json
+import typing as t
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._secrets import secret_name
+
+NON_CARRY_OVER_FILE = "ray_non_carry_over_env_vars.json"
+# Set per node by the env file beside the interconnect pins: another node's value is wrong here.
+PER_NODE_NAMES = ("NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_DISABLE")
+# Secrets the containers may hold (the launcher exports the API key): no rank needs them.
+SECRET_NAMES = ("VLLM_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "RAY_AUTH_TOKEN")
+# The command line Ray gives an actor's worker process: ray::<class> (RayWorkerProc under the V2 executor,
+# RayWorkerWrapper under V1), then ray::<class>.<method> once it runs one.
+RANK_PROCESS_PREFIX = "ray::RayWorker"
+
+# Run with the container's python3: prints {pid: {"cmdline": str, "env": {name: value}, "secrets": [name]}}
+# for every process (argv[1]: the pinned names whose values are wanted). Secret values never leave it.
+READ_PROCESSES = r"""
+import json, os, re, sys
+pinned = set(json.loads(sys.argv[1]))
+secret = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.I)
+found = {}
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmdline = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            entries = [e.decode(errors="replace") for e in f.read().split(b"\0") if b"=" in e]
+    except OSError:
+        continue
+    env = dict(e.split("=", 1) for e in entries)
+    found[pid] = {"cmdline": cmdline, "env": {n: v for n, v in env.items() if n in pinned and not secret.search(n)},
+                  "secrets": sorted(n for n in env if secret.search(n))}
+print(json.dumps(found))
+"""
+
+MESSAGES = {
+    "rank": "[F7] {host}: vLLM's rank process {pid} ({cmdline}) in {container} runs with {drift}: NCCL, Gloo or UCX "
+            "there would use another node's interface or address than {host}'s own.",
+    "rank_secret": "[F7] {host}: vLLM's rank process {pid} in {container} holds {names}: a secret no rank needs.",
+    "carried": "[F7] {host}: vLLM's Ray executor would copy {names} from {host}'s driver ({container}) into every "
+               "rank on every node ({list} does not name {them}): a rank on another node would run with {host}'s "
+               "pinning, and a secret would reach every rank process.",
+    "fix": "Fix: run site.yml, which writes the list (vllm_cluster_ray_non_carry_over) and restarts the vLLM server "
+           "with it; if the image's vLLM ignores {list}, use vllm_cluster_backend=mp.",
+}
+
+
+def non_carry_over(pinned: t.Iterable[str], env_names: t.Iterable[str] = ()) -> list[str]:
+    """What the driver must not copy into its ranks: every name the env file pins per node, every known secret
+    and every secret-named variable of the inventory's extra env (`env_names`)."""
+    names = set(map(str, pinned)) | set(PER_NODE_NAMES) | set(SECRET_NAMES)
+    names |= {str(name) for name in env_names if secret_name(str(name))}
+    return sorted(names)
+
+
+def rank_processes(processes: t.Mapping[str, t.Mapping[str, t.Any]]) -> dict[str, t.Mapping[str, t.Any]]:
+    """The processes (READ_PROCESSES' output) that are vLLM ranks placed by Ray."""
+    return {pid: info for pid, info in processes.items() if str(info.get("cmdline", "")).startswith(RANK_PROCESS_PREFIX)}
+
+
+def _drift(env: t.Mapping[str, str], expected: t.Mapping[str, t.Any]) -> list[str]:
+    return [f"{name}={env[name]} (pinned: {value})" if name in env else f"no {name} (pinned: {value})"
+            for name, value in sorted(expected.items()) if env.get(name) != str(value)]
+
+
+def rank_problems(host: str, container: str, processes: t.Mapping[str, t.Mapping[str, t.Any]],
+                  expected: t.Mapping[str, t.Any]) -> list[str]:
+    """One sentence per rank process on host whose pinned variables are not host's own, or that started with one of
+    the collection's secrets (a secret of the inventory's extra env is the user's to give every container)."""
+    problems = []
+    for pid, info in sorted(rank_processes(processes).items(), key=lambda item: int(item[0])):
+        drift = _drift(info.get("env", {}), expected)
+        if drift:
+            problems.append(MESSAGES["rank"].format(host=host, pid=pid, cmdline=str(info.get("cmdline", ""))[:60],
+                                                    container=container, drift=", ".join(drift)))
+        secrets = sorted(set(info.get("secrets", [])) & set(SECRET_NAMES))
+        if secrets:
+            problems.append(MESSAGES["rank_secret"].format(host=host, pid=pid, container=container,
+                                                           names=", ".join(secrets)))
+    return problems
+
+
+def parse_names(text: str) -> set[str]:
+    """The names of a non-carry-over file as vLLM reads it: a JSON list; anything else is no list at all (vLLM
+    then carries everything)."""
+    try:
+        names = json.loads(text)
+    except ValueError:
+        return set()
+    return {str(name) for name in names} if isinstance(names, list) else set()
+
+
+def carried_names(processes: t.Mapping[str, t.Mapping[str, t.Any]], guarded: t.Iterable[str],
+                  excluded: t.Iterable[str]) -> list[str]:
+    """The guarded variables the driver's processes hold that the list does not exclude: what vLLM's Ray executor
+    copies into every rank (never VLLM_HOST_IP, which it leaves out itself)."""
+    held: set[str] = set()
+    for info in processes.values():
+        held |= set(info.get("env", {})) | set(info.get("secrets", []))
+    return sorted((held & set(guarded)) - set(excluded) - {"VLLM_HOST_IP"})
+
+
+def carried_problems(host: str, container: str, names: t.Sequence[str], list_path: str) -> list[str]:
+    """The sentence naming what the driver on host would carry into every rank; none when nothing."""
+    if not names:
+        return []
+    return [MESSAGES["carried"].format(host=host, container=container, names=", ".join(names), list=list_path,
+                                       them="it" if len(names) == 1 else "them")]

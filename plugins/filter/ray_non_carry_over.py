@@ -10,7 +10,7 @@ version_added: 0.4.0
 author: inferops engineering (@inferops)
 description:
   - vLLM's Ray executor copies the driver's environment into every rank on every node, except the names of
-    C($VLLM_CONFIG_ROOT/ray_non_carry_over_env_vars.json). This is that list: every variable the env file pins per
+    C($VLLM_CONFIG_ROOT/ray_non_carry_over_env_vars.json). This is that list, every variable the env file pins per
     node (the interconnect's address and interfaces, the RDMA devices), the secrets the collection knows
     (C(VLLM_API_KEY), the hub and Ray tokens) and every secret-named variable of the inventory's extra env.
 options:

@@ -13,10 +13,10 @@ description:
   - Reads the environment of every vLLM rank process that Ray placed in O(container) (C(ray::RayWorker*)) and compares
     the pinned variables with this node's own (O(expected)). A rank holding the collection's secrets fails too.
   - With O(driver_container) (the vLLM server on the head, the Ray driver), also reads which of O(guarded) its
-    processes hold and the non-carry-over list vLLM reads there (O(non_carry_over_file)): vLLM's Ray executor copies
+    processes hold and the non-carry-over list vLLM reads there (O(non_carry_over_file)). vLLM's Ray executor copies
     every such variable the list does not name into every rank on every node, inside the rank's process, where
     C(/proc) no longer shows it.
-  - Secret values are never read out of the containers: only their names.
+  - Secret values are never read out of the containers, only their names.
   - Changes nothing. Containers that do not run are skipped (no ranks to read).
 options:
   container:

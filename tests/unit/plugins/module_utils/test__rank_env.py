@@ -93,7 +93,7 @@ def test_the_reader_returns_pinned_values_and_only_the_names_of_secrets():
     env = dict(os.environ, GLOO_SOCKET_IFNAME="ic0", VLLM_API_KEY="do-not-print", PINNED_TOKEN="also-secret")
     with subprocess.Popen([sys.executable, "-c", READ_PROCESSES, json.dumps(["GLOO_SOCKET_IFNAME", "PINNED_TOKEN"])],
                           env=env, stdout=subprocess.PIPE, text=True) as reader:
-        out, _ = reader.communicate()
+        out = reader.communicate()[0]
     assert reader.returncode == 0
     assert "do-not-print" not in out and "also-secret" not in out
     itself = json.loads(out)[str(reader.pid)]

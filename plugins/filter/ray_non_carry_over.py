@@ -12,15 +12,21 @@ description:
   - vLLM's Ray executor copies the driver's environment into every rank on every node, except the names of
     C($VLLM_CONFIG_ROOT/ray_non_carry_over_env_vars.json). This is that list, every variable the env file pins per
     node (the interconnect's address and interfaces, the RDMA devices), the secrets the collection knows
-    (C(VLLM_API_KEY), the hub and Ray tokens) and every secret-named variable of the inventory's extra env.
+    (C(VLLM_API_KEY), the hub and Ray tokens), every name of C(vllm_cluster_extra_env) (each container has its own
+    node's value) and every secret-named variable of C(vllm_server_env) (its other variables reach the ranks).
 options:
   _input:
     description: The names the env file pins per node (the keys of C(vllm_cluster_interconnect_env)).
     type: list
     elements: str
     required: true
-  env_names:
-    description: The names of the inventory's extra env (C(vllm_cluster_extra_env), C(vllm_server_env)).
+  node_env_names:
+    description: The names of C(vllm_cluster_extra_env), which every container reads from its own node's env file.
+    type: list
+    elements: str
+    default: []
+  server_env_names:
+    description: The names of C(vllm_server_env), which only the vLLM server's container holds.
     type: list
     elements: str
     default: []
@@ -29,7 +35,7 @@ options:
 EXAMPLES = r"""
 - name: Write the list vLLM reads
   ansible.builtin.copy:
-    content: "{{ vllm_cluster_interconnect_env.keys() | list | inferops.vllm_cluster.ray_non_carry_over(['WANDB_API_KEY']) | to_json }}"
+    content: "{{ vllm_cluster_interconnect_env.keys() | list | inferops.vllm_cluster.ray_non_carry_over([], ['WANDB_API_KEY']) | to_json }}"
     dest: /etc/inferops-vllm-cluster/ray_non_carry_over_env_vars.json
     mode: "0644"
 """

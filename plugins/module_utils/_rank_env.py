@@ -41,11 +41,17 @@ for pid in filter(str.isdigit, os.listdir("/proc")):
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             cmdline = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        continue
+    try:
         with open(f"/proc/{pid}/environ", "rb") as f:
             entries = [e.decode(errors="replace") for e in f.read().split(b"\0") if b"=" in e]
     except OSError:
+        found[pid] = {"cmdline": cmdline, "env": None, "secrets": []}
         continue
-    env = dict(e.split("=", 1) for e in entries)
+    env = {}
+    for name, value in (e.split("=", 1) for e in entries):
+        env.setdefault(name, value)  # getenv() and Python take a repeated name's first value
     found[pid] = {"cmdline": cmdline, "env": {n: v for n, v in env.items() if n in pinned and not secret.search(n)},
                   "secrets": sorted(n for n in env if secret.search(n))}
 print(json.dumps(found))
@@ -55,6 +61,8 @@ MESSAGES = {
     "rank": "[F7] {host}: vLLM's rank process {pid} ({cmdline}) in {container} runs with {drift}: NCCL, Gloo or UCX "
             "there would use another node's interface or address than {host}'s own.",
     "rank_secret": "[F7] {host}: vLLM's rank process {pid} in {container} holds {names}: a secret no rank needs.",
+    "rank_unread": "[F7] {host}: vLLM's rank process {pid} ({cmdline}) in {container} does not let its environment be "
+                   "read: its pinning cannot be checked.",
     "carried": "[F7] {host}: vLLM's Ray executor would copy {names} from {host}'s driver ({container}) into every "
                "rank on every node ({list} does not name {them}): a rank on another node would run with {host}'s "
                "pinning, and a secret would reach every rank process.",
@@ -63,11 +71,14 @@ MESSAGES = {
 }
 
 
-def non_carry_over(pinned: t.Iterable[str], env_names: t.Iterable[str] = ()) -> list[str]:
-    """What the driver must not copy into its ranks: every name the env file pins per node, every known secret
-    and every secret-named variable of the inventory's extra env (`env_names`)."""
-    names = set(map(str, pinned)) | set(PER_NODE_NAMES) | set(SECRET_NAMES)
-    names |= {str(name) for name in env_names if secret_name(str(name))}
+def non_carry_over(pinned: t.Iterable[str], node_env_names: t.Iterable[str] = (),
+                   server_env_names: t.Iterable[str] = ()) -> list[str]:
+    """What the driver must not copy into its ranks: every name the env file pins per node, every known secret,
+    every name of the extra env every container gets from its own node's file (`node_env_names`: a host_vars value
+    on the head must not replace a worker's), and the secret-named ones of the server's own (`server_env_names`;
+    the others, VLLM_CPU_KVCACHE_SPACE and the like, the ranks need)."""
+    names = set(map(str, pinned)) | set(PER_NODE_NAMES) | set(SECRET_NAMES) | set(map(str, node_env_names))
+    names |= {str(name) for name in server_env_names if secret_name(str(name))}
     return sorted(names)
 
 
@@ -76,8 +87,14 @@ def rank_processes(processes: t.Mapping[str, t.Mapping[str, t.Any]]) -> dict[str
     return {pid: info for pid, info in processes.items() if str(info.get("cmdline", "")).startswith(RANK_PROCESS_PREFIX)}
 
 
+def _shown(text: t.Any, limit: int = 60) -> str:
+    """A process's own text (its command line, a value it holds) in a message: one line, printable, bounded."""
+    escaped = str(text).encode("unicode_escape").decode("ascii")
+    return escaped if len(escaped) <= limit else escaped[:limit] + "..."
+
+
 def _drift(env: t.Mapping[str, str], expected: t.Mapping[str, t.Any]) -> list[str]:
-    return [f"{name}={env[name]} (pinned: {value})" if name in env else f"no {name} (pinned: {value})"
+    return [f"{name}={_shown(env[name])} (pinned: {value})" if name in env else f"no {name} (pinned: {value})"
             for name, value in sorted(expected.items()) if env.get(name) != str(value)]
 
 
@@ -87,9 +104,13 @@ def rank_problems(host: str, container: str, processes: t.Mapping[str, t.Mapping
     the collection's secrets (a secret of the inventory's extra env is the user's to give every container)."""
     problems = []
     for pid, info in sorted(rank_processes(processes).items(), key=lambda item: int(item[0])):
-        drift = _drift(info.get("env", {}), expected)
+        if info.get("env") is None:
+            problems.append(MESSAGES["rank_unread"].format(host=host, pid=pid, cmdline=_shown(info.get("cmdline", "")),
+                                                           container=container))
+            continue
+        drift = _drift(info["env"], expected)
         if drift:
-            problems.append(MESSAGES["rank"].format(host=host, pid=pid, cmdline=str(info.get("cmdline", ""))[:60],
+            problems.append(MESSAGES["rank"].format(host=host, pid=pid, cmdline=_shown(info.get("cmdline", "")),
                                                     container=container, drift=", ".join(drift)))
         secrets = sorted(set(info.get("secrets", [])) & set(SECRET_NAMES))
         if secrets:
@@ -114,7 +135,7 @@ def carried_names(processes: t.Mapping[str, t.Mapping[str, t.Any]], guarded: t.I
     copies into every rank (never VLLM_HOST_IP, which it leaves out itself)."""
     held: set[str] = set()
     for info in processes.values():
-        held |= set(info.get("env", {})) | set(info.get("secrets", []))
+        held |= set(info.get("env") or {}) | set(info.get("secrets", []))
     return sorted((held & set(guarded)) - set(excluded) - {"VLLM_HOST_IP"})
 
 

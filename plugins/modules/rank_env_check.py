@@ -100,13 +100,26 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._rank_env im
 
 
 def read_processes(client: DockerCli, container: str, names: list[str]) -> dict | None:
-    """READ_PROCESSES' answer from inside container; None when the container does not run."""
+    """READ_PROCESSES' answer from inside container; None when the container does not run (or stopped meanwhile)."""
     if status(client.inspect(container)) != "running":
         return None
     rc, out, err = client.exec(container, ["python3", "-c", READ_PROCESSES, json.dumps(sorted(names))])
     if rc != 0:
-        raise DockerError(f"reading the processes of {container} failed ({rc}): {(err or out).strip()[-300:]}")
+        if status(client.inspect(container)) != "running":
+            return None
+        # stderr only: stdout would hold the command lines of every process the reader saw
+        raise DockerError(f"reading the processes of {container} failed ({rc}): {err.strip()[-300:]}")
     return json.loads(out)
+
+
+def read_list(client: DockerCli, container: str, path: str) -> set[str]:
+    """The names of the non-carry-over list as vLLM in container reads them; none when the file is absent."""
+    rc, out, err = client.exec(container, ["cat", path])
+    if rc == 0:
+        return parse_names(out)
+    if "no such file" in err.lower():
+        return set()
+    raise DockerError(f"reading {path} in {container} failed ({rc}): {err.strip()[-300:]}")
 
 
 def main() -> None:
@@ -135,8 +148,7 @@ def main() -> None:
         if p["driver_container"]:
             driver = read_processes(client, p["driver_container"], p["guarded"])
             if driver is not None:
-                rc, listed, _err = client.exec(p["driver_container"], ["cat", p["non_carry_over_file"]])
-                excluded = parse_names(listed) if rc == 0 else set()
+                excluded = read_list(client, p["driver_container"], p["non_carry_over_file"])
                 carried = carried_names(driver, p["guarded"], excluded)
                 problems += carried_problems(host, p["driver_container"], carried, p["non_carry_over_file"])
     except (DockerError, ValueError) as exc:

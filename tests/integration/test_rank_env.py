@@ -1,6 +1,8 @@
 """#32 item 1: vLLM's Ray executor copies the driver's environment into every rank on every node. The lab's spark-2
-names its interconnect port ic0, spark-1 eth1 (lab/images/node/entrypoint.sh): each rank must run with its own
-node's names, and the driver on spark-1 must carry neither its pins nor the API key into the ranks."""
+names its interconnect port ic0, spark-1 eth1 (lab/images/node/entrypoint.sh): each rank starts with its own
+node's names (what /proc shows), and the driver on spark-1 must carry neither its pins nor the API key into the
+ranks past the collection's list (what vLLM then sets inside the rank, which /proc does not show: the driver's
+side is what fails without the list, as before #32)."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ import shutil
 import re
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._mp_launcher import MESSAGES as MP_MESSAGES
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._rank_env import MESSAGES as RANK_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_checks import MESSAGES as RAY_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_checks import TROUBLESHOOTING
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_token import MESSAGES as TOKEN_MESSAGES
@@ -29,7 +30,7 @@ DOWNLOAD_MESSAGES = ast.literal_eval(re.search(r"^MESSAGES = (\{.*?^\})", (REPO 
 def test_every_module_message_is_quoted_verbatim():
     for key, template in {**RAY_MESSAGES, **SERVING_MESSAGES, **TOKEN_MESSAGES, **MP_MESSAGES, **WEIGHTS_MESSAGES,
                           **TRUST_MESSAGES, **FETCH_MESSAGES, **LOCK_MESSAGES, **SERVER_MESSAGES,
-                          **DOWNLOAD_MESSAGES}.items():
+                          **DOWNLOAD_MESSAGES, **RANK_MESSAGES}.items():
         assert template.replace("{doc}", TROUBLESHOOTING) in GUIDE, f"{key} differs between code and guide"
 
 

@@ -16,7 +16,11 @@ done
 # so the nodes of one lab disagree on the name as such hosts do. Again at every start: Docker names it anew.
 if [ -n "${LAB_INTERCONNECT_NAME:-}" ] && [ -n "${LAB_INTERCONNECT_IP:-}" ]; then
   given=$(ip -o -4 addr show | awk -v ip="$LAB_INTERCONNECT_IP" 'index($4, ip "/") == 1 { print $2; exit }')
-  if [ -n "$given" ] && [ "$given" != "$LAB_INTERCONNECT_NAME" ]; then
+  if [ -z "$given" ]; then
+    echo "lab node $(hostname): no interface carries $LAB_INTERCONNECT_IP to rename to $LAB_INTERCONNECT_NAME" >&2
+    exit 1
+  fi
+  if [ "$given" != "$LAB_INTERCONNECT_NAME" ]; then
     ip link set dev "$given" down
     ip link set dev "$given" name "$LAB_INTERCONNECT_NAME"
     ip link set dev "$LAB_INTERCONNECT_NAME" up

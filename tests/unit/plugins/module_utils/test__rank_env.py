@@ -26,13 +26,15 @@ def rank(env, secrets=(), cmdline="ray::RayWorkerProc.run"):
     return {"cmdline": cmdline, "env": env, "secrets": list(secrets)}
 
 
-@pytest.mark.parametrize(("case", "env_names", "wanted", "unwanted"), [
-    ("pins, RDMA and known secrets", [], ["GLOO_SOCKET_IFNAME", "NCCL_IB_HCA", "VLLM_API_KEY", "HF_TOKEN"], ["HF_HUB_OFFLINE"]),
-    ("a secret of the extra env", ["WANDB_API_KEY", "MY_PASSWORD"], ["WANDB_API_KEY", "MY_PASSWORD"], []),
-    ("a plain extra variable stays carried", ["VLLM_CPU_KVCACHE_SPACE"], [], ["VLLM_CPU_KVCACHE_SPACE"]),
+@pytest.mark.parametrize(("case", "node_env", "server_env", "wanted", "unwanted"), [
+    ("pins, RDMA and known secrets", [], [], ["GLOO_SOCKET_IFNAME", "NCCL_IB_HCA", "VLLM_API_KEY", "HF_TOKEN"],
+     ["HF_HUB_OFFLINE"]),
+    ("every container has its own node's extra env", ["NCCL_DEBUG", "UCX_TLS"], [], ["NCCL_DEBUG", "UCX_TLS"], []),
+    ("a secret of the server's env", [], ["WANDB_API_KEY", "MY_PASSWORD"], ["WANDB_API_KEY", "MY_PASSWORD"], []),
+    ("the server's other variables reach the ranks", [], ["VLLM_CPU_KVCACHE_SPACE"], [], ["VLLM_CPU_KVCACHE_SPACE"]),
 ])
-def test_non_carry_over(case, env_names, wanted, unwanted):
-    names = non_carry_over(PINNED.keys(), env_names)
+def test_non_carry_over(case, node_env, server_env, wanted, unwanted):
+    names = non_carry_over(PINNED.keys(), node_env, server_env)
     assert names == sorted(names), case
     assert set(PINNED) <= set(names), case
     assert set(wanted) <= set(names), case
@@ -53,6 +55,14 @@ def test_non_carry_over(case, env_names, wanted, unwanted):
     ("the API key in a rank", {"9": rank(dict(PINNED), secrets=["VLLM_API_KEY", "WANDB_API_KEY"])},
      ["[F7] spark-2: vLLM's rank process 9 in ray-w holds VLLM_API_KEY: a secret no rank needs."]),
     ("the user's own secret is theirs to give", {"9": rank(dict(PINNED), secrets=["WANDB_API_KEY"])}, []),
+    ("an environment it does not let be read", {"9": {"cmdline": "ray::RayWorkerProc", "env": None, "secrets": []}},
+     ["[F7] spark-2: vLLM's rank process 9 (ray::RayWorkerProc) in ray-w does not let its environment be read: "
+      "its pinning cannot be checked."]),
+    ("its own text escaped and bounded", {"9": rank(dict(PINNED, GLOO_SOCKET_IFNAME="x\n[F7] spark-1: all fine" + "y" * 80),
+                                                   cmdline="ray::RayWorkerProc\nok")},
+     ["[F7] spark-2: vLLM's rank process 9 (ray::RayWorkerProc\\nok) in ray-w runs with GLOO_SOCKET_IFNAME=x\\n[F7] "
+      "spark-1: all fine" + "y" * 35 + "... (pinned: ic0): NCCL, Gloo or UCX there would use another node's interface "
+      "or address than spark-2's own."]),
 ])
 def test_rank_problems(case, processes, expected):
     assert rank_problems("spark-2", "ray-w", processes, PINNED) == expected, case

@@ -37,7 +37,7 @@ EXAMPLES = r"""
   ansible.builtin.copy:
     content: "{{ vllm_cluster_interconnect_env.keys() | list | inferops.vllm_cluster.ray_non_carry_over([], ['WANDB_API_KEY']) | to_json }}"
     dest: /etc/inferops-vllm-cluster/ray_non_carry_over_env_vars.json
-    mode: "0644"
+    mode: "0600"
 """
 
 RETURN = r"""

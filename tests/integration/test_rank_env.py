@@ -6,7 +6,13 @@ side is what fails without the list, as before #32)."""
 
 from __future__ import annotations
 
+import pytest
+
 from conftest import task_outcome
+
+# Beside the weights group: it changes only the list on spark-1 and runs validate, neither of which that group's
+# playbooks (staging) touch.
+pytestmark = pytest.mark.grouped("runtime-image")
 
 LIST = "/etc/inferops-vllm-cluster/ray_non_carry_over_env_vars.json"
 CHECK = "Check vLLM's ranks on this node run with its own pinning, and the driver carries none into them (F7)"

@@ -1,102 +1,173 @@
-"""The optional Ray firewall (ray_firewall role): on, Ray's pinned ports refuse the controller over the
-management network while the cluster still validates over the interconnect and vLLM's API answers;
-off again, the same ports answer. The lab runs without it, so each assertion starts from an open port."""
+"""The cluster's firewall (ray_firewall role, on by default since #32): from the management side, the controller's,
+a node answers only SSH and, on the head, vLLM's API, while the cluster validates and serves over the interconnect.
+Off, every port the cluster listens on answers there, on the management address and (Linux's weak host model) on
+the interconnect address routed through it. Rules that would shut the controller out are put back by the node."""
 
 from __future__ import annotations
 
+import json
+import pathlib
 import re
-import socket
+import subprocess
+import sys
 
 import pytest
 
 from conftest import VALIDATE_CHECK, task_outcome
 
 MANAGEMENT = {"spark-1": "198.18.0.180", "spark-2": "198.18.0.181"}
-# Ray's ports that listen on every interface (measured with `ss -ltnp` in the lab): the GCS and the head's
-# metrics endpoints on the head; raylet, object manager and dashboard agent on both.
-RAY_PORTS_ON_EVERY_INTERFACE = {
-    "spark-1": [6379, 6380, 6381, 6382, 6383, 44217, 44227],
-    "spark-2": [6380, 6381, 6382, 6383],
-}
-VLLM_API = ("spark-1", 8000)
+INTERCONNECT = {"spark-1": "198.18.1.12", "spark-2": "198.18.1.13"}
+# What the management side may reach: the stand-in for sshd (Ansible's port) everywhere, vLLM's API on the head.
+ADMITTED = {"spark-1": {22, 8000}, "spark-2": {22}}
 TABLE = "inferops_vllm_cluster_ray"
-ON = ("-e", "ray_firewall_enabled=true")
+OFF = ("-e", "ray_firewall_enabled=false")
+REACH = pathlib.Path(__file__).resolve().parents[2] / "lab" / "reach.py"
+
+
+def reach(address: str, ports: list[int]) -> dict[int, str]:
+    """From the controller: port -> 'open', 'refused', or the error's name."""
+    out = subprocess.run([sys.executable, str(REACH), address, json.dumps(ports)], capture_output=True, text=True,
+                         check=True).stdout
+    return {int(port): outcome for port, outcome in json.loads(out).items()}
 
 
 def connect(address: str, port: int) -> str:
-    """From the controller: 'open', 'refused', or the error's name."""
-    try:
-        with socket.create_connection((address, port), timeout=3):
-            return "open"
-    except ConnectionRefusedError:
-        return "refused"
-    except OSError as error:
-        return type(error).__name__
+    return reach(address, [port])[port]
 
 
-def ray_ports_from_management() -> dict[str, str]:
-    return {f"{host}:{port}": connect(MANAGEMENT[host], port)
-            for host, ports in RAY_PORTS_ON_EVERY_INTERFACE.items() for port in ports}
+def listening(lab, host: str) -> list[int]:
+    """Every TCP port something on host listens on, beyond loopback (Ray, vLLM, its ranks, the stand-in sshd)."""
+    ports = set()
+    for line in lab.node(host, "ss", "-Hltn").stdout.splitlines():
+        local = line.split()[3]
+        address, port = local.rsplit(":", 1)
+        if not address.startswith(("127.", "[::1]")):
+            ports.add(int(port))
+    return sorted(ports)
+
+
+def from_management(lab) -> dict[str, dict[int, str]]:
+    """host -> port -> what the controller meets at the host's management address."""
+    return {host: reach(MANAGEMENT[host], listening(lab, host)) for host in MANAGEMENT}
+
+
+def through_management(lab, host: str) -> dict[int, str]:
+    """port -> what a host on the management network meets at host's interconnect address, routed through host's
+    management address (a throwaway container, labelled as the lab's)."""
+    image = subprocess.run(["docker", "inspect", "--format", "{{.Config.Image}}", f"inferops-lab-{host}"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    probe = subprocess.run(
+        ["docker", "run", "--rm", "-i", "--label", "inferops.vllm_cluster.lab=probe", "--network", "inferops-lab-mgmt",
+         "--cap-add", "NET_ADMIN", "--entrypoint", "sh", image, "-c",
+         f"ip route add 198.18.1.0/24 via {MANAGEMENT[host]} && python3 - {INTERCONNECT[host]} '{json.dumps(listening(lab, host))}'"],
+        input=REACH.read_text(), capture_output=True, text=True, check=True)
+    return {int(port): outcome for port, outcome in json.loads(probe.stdout).items()}
+
+
+def reachable(matrix: dict[int, str]) -> set[int]:
+    return {port for port, outcome in matrix.items() if outcome == "open"}
 
 
 def changed(output: str) -> dict[str, int]:
     return {host: int(count) for host, count in re.findall(r"^(spark-\d)\s+: ok=\d+\s+changed=(\d+)", output, re.M)}
 
 
-@pytest.fixture()
-def firewall_off_afterwards(lab, tmp_path):
-    yield
-    result = lab.playbook(tmp_path, "--tags", "ray_firewall")
-    assert result.returncode == 0, result.stdout[-3000:]
+@pytest.mark.readonly
+def test_the_management_side_reaches_only_ssh_and_the_api(lab):
+    """#32 item 2-3: before, Ray's GCS, raylets and agents, vLLM's engine and its ranks answered the management side
+    on their management and (routed) interconnect addresses. Now only what ADMITTED names does."""
+    matrix = from_management(lab)
+    assert len(matrix["spark-1"]) > 10, matrix  # the cluster runs: Ray, vLLM and its ranks listen
+    for host in MANAGEMENT:
+        assert reachable(matrix[host]) == ADMITTED[host] & set(matrix[host]), (host, matrix[host])
+        assert set(matrix[host].values()) <= {"open", "refused"}, (host, matrix[host])
+    routed = through_management(lab, "spark-1")
+    assert reachable(routed) <= ADMITTED["spark-1"], routed
 
 
-def test_firewall_closes_rays_ports_to_management_and_keeps_the_cluster(lab, tmp_path, firewall_off_afterwards):
-    assert set(ray_ports_from_management().values()) == {"open"}, "the lab runs without the firewall"
-
-    result = lab.playbook(tmp_path, "--tags", "ray_firewall,validate", *ON)
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-3000:]
-    assert set(ray_ports_from_management().values()) == {"refused"}, ray_ports_from_management()
-    # vLLM's API is for clients: not Ray's, not closed
-    assert connect(MANAGEMENT[VLLM_API[0]], VLLM_API[1]) == "open"
-    # the validate step (node table, placement and 2 MB rendezvous dry-runs) passed with the rules in force
+def test_off_every_cluster_port_answers_the_management_side_and_on_closes_them(lab, tmp_path):
+    """The matrix before #32 (the firewall off), then on again: loaded, idempotent, healed after a flush."""
+    off = lab.playbook(tmp_path, "--tags", "ray_firewall", *OFF)
+    try:
+        assert off.returncode == 0, off.stdout[-3000:]
+        assert TABLE not in lab.node("spark-1", "nft", "list", "tables").stdout
+        opened = from_management(lab)
+        for host in MANAGEMENT:
+            # Ray's GCS (head), raylet, object manager and dashboard agent answer on every interface
+            assert {6380, 6381, 6382} <= reachable(opened[host]), (host, opened[host])
+        assert 6379 in reachable(opened["spark-1"])
+        assert len(reachable(through_management(lab, "spark-1"))) > len(ADMITTED["spark-1"])
+    finally:
+        on = lab.playbook(tmp_path, "--tags", "ray_firewall,validate")
+    output = on.stdout + on.stderr
+    assert on.returncode == 0, output[-3000:]
     assert task_outcome(output, VALIDATE_CHECK, "spark-1") in ("ok", "changed"), output[-3000:]
+    closed = from_management(lab)
+    for host in MANAGEMENT:
+        assert reachable(closed[host]) == ADMITTED[host] & set(closed[host]), (host, closed[host])
     refused = lab.node("spark-1", "nft", "list", "chain", "inet", TABLE, "input").stdout
-    assert int(re.search(r"counter packets (\d+)", refused).group(1)) >= len(RAY_PORTS_ON_EVERY_INTERFACE["spark-1"])
+    assert int(re.search(r"counter packets (\d+)", refused).group(1)) > 0
     rules = lab.node("spark-1", "stat", "--format", "%a %U", "/etc/inferops-vllm-cluster/ray-firewall.nft").stdout.split()
     assert rules == ["600", "root"]
 
-    again = lab.playbook(tmp_path, "--tags", "ray_firewall", *ON)
+    again = lab.playbook(tmp_path, "--tags", "ray_firewall")
     assert again.returncode == 0 and changed(again.stdout) == {"spark-1": 0, "spark-2": 0}, again.stdout[-3000:]
 
     # a flushed table (as after a reboot on a host without systemd) is loaded again by the next run
     lab.node("spark-2", "nft", "delete", "table", "inet", TABLE)
     assert connect(MANAGEMENT["spark-2"], 6380) == "open"
-    healed = lab.playbook(tmp_path, "--tags", "ray_firewall", *ON)
+    healed = lab.playbook(tmp_path, "--tags", "ray_firewall")
     assert healed.returncode == 0 and changed(healed.stdout) == {"spark-1": 0, "spark-2": 1}, healed.stdout[-3000:]
     assert connect(MANAGEMENT["spark-2"], 6380) == "refused"
 
-    off = lab.playbook(tmp_path, "--tags", "ray_firewall")
-    assert off.returncode == 0, off.stdout[-3000:]
-    for host in MANAGEMENT:
-        assert TABLE not in lab.node(host, "nft", "list", "tables").stdout
-    assert set(ray_ports_from_management().values()) == {"open"}
+
+def test_rules_that_would_shut_the_controller_out_are_put_back_and_reported(lab, tmp_path):
+    """ray_firewall_ssh_port=2222 on a node Ansible reaches on 22: with those rules in force the controller's new
+    connection is refused, the node's guard puts the previous rules back, and the play stops, naming why."""
+    before = lab.node("spark-2", "nft", "list", "table", "inet", TABLE).stdout
+    result = lab.playbook(tmp_path, "--tags", "ray_firewall", "--limit", "spark-2", "-e", "ray_firewall_ssh_port=2222",
+                          "-e", "ray_firewall_confirm_timeout=9")
+    output = " ".join((result.stdout + result.stderr).split())
+    try:
+        assert result.returncode != 0, output[-3000:]
+        assert ("spark-2: the firewall would cut Ansible off: with the new rules in force, a new connection from the "
+                "controller to 198.18.0.181:22 failed") in output, output[-3000:]
+        assert "The node put back the rules it had before" in output, output[-3000:]
+        assert lab.node("spark-2", "nft", "list", "table", "inet", TABLE).stdout == before
+        assert connect(MANAGEMENT["spark-2"], 22) == "open" and connect(MANAGEMENT["spark-2"], 6380) == "refused"
+        # the boot unit's file holds the previous rules too, not the refused ones
+        assert "2222" not in lab.node("spark-2", "cat", "/etc/inferops-vllm-cluster/ray-firewall.nft").stdout
+    finally:
+        restored = lab.playbook(tmp_path, "--tags", "ray_firewall", "--limit", "spark-2")
+    assert restored.returncode == 0, restored.stdout[-3000:]
 
 
 @pytest.mark.readonly
 def test_bad_firewall_source_fails_before_anything_changes(lab, tmp_path, unchanged):
-    result = lab.playbook(tmp_path, "--tags", "ray_firewall", *ON, "-e", '{"ray_firewall_allowed_cidrs": ["198.18.2.0/33"]}')
+    before = lab.node("spark-1", "nft", "list", "table", "inet", TABLE).stdout
+    result = lab.playbook(tmp_path, "--tags", "ray_firewall", "-e", '{"ray_firewall_allowed_cidrs": ["198.18.2.0/33"]}')
     output = result.stdout + result.stderr
     assert result.returncode != 0
     assert "ray_firewall_allowed_cidrs" in output and "198.18.2.0/33" in output, output[-3000:]
-    assert TABLE not in lab.node("spark-1", "nft", "list", "tables").stdout
+    assert lab.node("spark-1", "nft", "list", "table", "inet", TABLE).stdout == before
+
+
+@pytest.mark.readonly
+def test_a_management_port_that_is_no_port_fails_before_anything_changes(lab, tmp_path, unchanged):
+    before = lab.node("spark-1", "nft", "list", "table", "inet", TABLE).stdout
+    result = lab.playbook(tmp_path, "--tags", "ray_firewall", "-e", '{"ray_firewall_management_ports": [9100, "http"]}')
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "spark-1: ray_firewall_management_ports=http is not a TCP port (1-65535)" in output, output[-3000:]
+    assert lab.node("spark-1", "nft", "list", "table", "inet", TABLE).stdout == before
 
 
 @pytest.mark.readonly
 def test_boot_unit_without_systemd_fails_before_anything_changes(lab, tmp_path, unchanged):
     # the lab's nodes run tini, not systemd: asking for the boot unit there must say so, not half-install
-    result = lab.playbook(tmp_path, "--tags", "ray_firewall", *ON, "-e", "ray_firewall_persist=true")
+    before = lab.node("spark-1", "nft", "list", "table", "inet", TABLE).stdout
+    result = lab.playbook(tmp_path, "--tags", "ray_firewall", "-e", "ray_firewall_persist=true")
     output = result.stdout + result.stderr
     assert result.returncode != 0
     assert "ray_firewall_persist=true needs systemd as the service manager" in output, output[-3000:]
-    assert TABLE not in lab.node("spark-1", "nft", "list", "tables").stdout
+    assert lab.node("spark-1", "nft", "list", "table", "inet", TABLE).stdout == before

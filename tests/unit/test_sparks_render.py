@@ -68,7 +68,7 @@ def test_worker_joins_the_head_over_the_interconnect_pinned_to_its_own(render):
 
 
 @pytest.mark.parametrize("host", ["spark-1", "spark-2"])
-def test_every_ray_port_is_pinned_and_closed_to_all_but_the_interconnect(render, host):
+def test_every_ray_port_is_pinned_and_the_management_side_reaches_only_ssh_and_the_api(render, host):
     command = container(render, host)["command"]
     for flag in ("--node-manager-port=6380", "--object-manager-port=6381", "--dashboard-agent-grpc-port=6382",
                  "--metrics-export-port=6383", "--runtime-env-agent-port=6384", "--dashboard-agent-listen-port=52365",
@@ -78,10 +78,13 @@ def test_every_ray_port_is_pinned_and_closed_to_all_but_the_interconnect(render,
     env = env_file(render, host)
     assert (env["AUTOSCALER_METRIC_PORT"], env["DASHBOARD_METRIC_PORT"]) == ("44217", "44227")
     rules = (render / host / "ray-firewall.nft").read_text()
-    assert "elements = { 6379, 6380, 6381, 6382, 6383, 6384, 8265, 10001, 29510, 44217, 44227, 52365, 10002-19999 }" in rules
+    # from the management side only SSH and, on the head, vLLM's API (#32): everything else of the cluster's only
+    # over the interconnect, whatever port it picked
+    assert ("elements = { 22, 8000 }" if host == "spark-1" else "elements = { 22 }") in rules
     accepts = [line.strip() for line in rules.splitlines() if line.strip().endswith("accept")]
-    assert accepts == ['iif "lo" accept', "ct state established,related accept", "ip saddr 192.168.200.0/24 accept"]
-    assert "tcp dport @ray_ports counter reject with tcp reset" in rules
+    assert accepts == ['iif "lo" accept', f'iifname "{INTERCONNECT_IFACE}" accept', "ct state established,related accept",
+                       "tcp dport @management_ports accept"]
+    assert "meta l4proto tcp counter reject with tcp reset" in rules
     # reloaded at boot before Docker's restart policy brings Ray back, and after nftables.service's `flush ruleset`
     unit = dict(line.split("=", 1) for line in (render / host / "ray-firewall.service").read_text().splitlines()
                 if "=" in line and not line.startswith("#"))

@@ -27,6 +27,20 @@ if [ -n "${LAB_INTERCONNECT_NAME:-}" ] && [ -n "${LAB_INTERCONNECT_IP:-}" ]; the
   fi
 fi
 
+# Ansible reaches the lab's nodes through `docker exec`, never over their network; a real node's controller
+# comes in over SSH on port 22. This stands in for sshd there (accepts and closes), so the firewall's
+# confirmation probe (ray_firewall_confirm_port) meets what it meets on a real host.
+python3 -c '
+import socket
+listener = socket.socket(socket.AF_INET6)
+listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+listener.bind(("::", 22))
+listener.listen(16)
+while True:
+    listener.accept()[0].close()
+' >/var/log/lab-sshd-stand-in.log 2>&1 &
+
 dockerd >/var/log/dockerd.log 2>&1 &
 dockerd_pid=$!
 

@@ -1,0 +1,63 @@
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What the cluster's firewall admits from outside the interconnect, and what it says when it had to roll back.
+
+Measured in the lab (#32): Ray's GCS, raylets and agents, vLLM's engine and its ranks, Gloo and torch's TCP store
+listen on every interface or on ephemeral ports, and Linux answers for the interconnect address on the management
+port too (the weak host model: 29 of 30 listening ports answered there). Binding to the interconnect protects
+nothing and no fixed port list is complete, so the policy is by interface: everything from loopback and the
+interconnect, replies to what the node opened, and from elsewhere only new TCP connections to the ports named
+here (Ansible's SSH, vLLM's API on the node that serves it, the operator's own) or from the operator's
+networks. Other protocols pass (DHCP, NTP, ICMP, neighbour discovery): the cluster listens on TCP only.
+Private to the collection.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+MESSAGES = {
+    "port": "{host}: {variable}={value} is not a TCP port (1-65535). Fix: set it to the port number.",
+    "rolled_back": "{host}: the firewall would cut Ansible off: with the new rules in force, a new connection from "
+                   "the controller to {address}:{port} failed ({error}). The node put back the rules it had before "
+                   "(after ray_firewall_confirm_timeout={seconds} s) and nothing else changed. Fix: admit that port "
+                   "(ray_firewall_ssh_port, ray_firewall_management_ports) or the controller's network "
+                   "(ray_firewall_allowed_cidrs); behind a jump host set ray_firewall_confirm_port to the port "
+                   "the controller reaches, or 0 to rely on Ansible's reconnection alone.",
+    "stuck": "{host}: the firewall would cut Ansible off ({address}:{port}: {error}) and the rules it had before were "
+             "not put back within {seconds} s. Fix: on the console, `nft delete table inet {table}`, then correct "
+             "the ports as above.",
+}
+
+
+def _port(value: t.Any) -> int | None:
+    try:
+        port = int(str(value).strip())
+    except ValueError:
+        return None
+    return port if 1 <= port <= 65535 else None
+
+
+def admitted_ports(host: str, ports: t.Mapping[str, t.Any], extra: t.Iterable[t.Any] = ()) -> dict[str, t.Any]:
+    """The TCP ports new connections may reach from outside the interconnect: each named port (variable ->
+    value; None or '' leaves it out) and the operator's extra ones. `problems` names every value that is no port."""
+    admitted: set[int] = set()
+    problems = []
+    named = [(variable, value) for variable, value in ports.items() if value not in (None, "")]
+    named += [("ray_firewall_management_ports", value) for value in extra]
+    for variable, value in named:
+        port = _port(value)
+        if port is None:
+            problems.append(MESSAGES["port"].format(host=host, variable=variable, value=value))
+        else:
+            admitted.add(port)
+    return {"ports": sorted(admitted), "problems": problems}
+
+
+def confirm_message(host: str, address: str, port: t.Any, error: str, seconds: t.Any, rolled_back: bool,
+                    table: str) -> str:
+    """What the play says when the controller could not reach the node again after the rules changed."""
+    key = "rolled_back" if rolled_back else "stuck"
+    return MESSAGES[key].format(host=host, address=address, port=port, error=error or "no answer",
+                                seconds=seconds, table=table)

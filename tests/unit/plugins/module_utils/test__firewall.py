@@ -1,0 +1,37 @@
+"""What the cluster's firewall admits from outside the interconnect, and what it says after a rollback."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._firewall import admitted_ports, confirm_message
+
+
+@pytest.mark.parametrize(("case", "ports", "extra", "expected", "problems"), [
+    ("SSH and the API on the head", {"ray_firewall_ssh_port": 22, "vllm_server_port": "8000"}, [], [22, 8000], []),
+    ("a worker: no API", {"ray_firewall_ssh_port": "22", "vllm_server_port": ""}, [], [22], []),
+    ("the operator's ports, once each", {"ray_firewall_ssh_port": 22}, [9100, "22"], [22, 9100], []),
+    ("not a port", {"ray_firewall_ssh_port": "ssh"}, [70000],
+     [], ["spark-1: ray_firewall_ssh_port=ssh is not a TCP port (1-65535). Fix: set it to the port number.",
+          "spark-1: ray_firewall_management_ports=70000 is not a TCP port (1-65535). Fix: set it to the port number."]),
+    ("zero", {"ray_firewall_ssh_port": 0}, [],
+     [], ["spark-1: ray_firewall_ssh_port=0 is not a TCP port (1-65535). Fix: set it to the port number."]),
+])
+def test_admitted_ports(case, ports, extra, expected, problems):
+    assert admitted_ports("spark-1", ports, extra) == {"ports": expected, "problems": problems}, case
+
+
+@pytest.mark.parametrize(("rolled_back", "start"), [
+    (True, "spark-1: the firewall would cut Ansible off: with the new rules in force, a new connection from the "
+           "controller to 198.18.0.180:22 failed (Timeout when waiting for 198.18.0.180:22). The node put back the "
+           "rules it had before (after ray_firewall_confirm_timeout=30 s)"),
+    (False, "spark-1: the firewall would cut Ansible off (198.18.0.180:22: Timeout when waiting for 198.18.0.180:22) "
+            "and the rules it had before were not put back within 30 s. Fix: on the console, `nft delete table inet t`"),
+])
+def test_confirm_message(rolled_back, start):
+    message = confirm_message("spark-1", "198.18.0.180", 22, "Timeout when waiting for 198.18.0.180:22", 30, rolled_back, "t")
+    assert message.startswith(start), message
+
+
+def test_confirm_message_without_an_error_says_no_answer():
+    assert "failed (no answer)" in confirm_message("h", "a", 22, "", 30, True, "t")

@@ -91,6 +91,9 @@ def test_the_management_side_reaches_only_ssh_and_the_api(lab):
     assert reachable(routed) <= ADMITTED["spark-1"], routed
 
 
+# Beside the weights group, whose playbooks (staging, over the interconnect) never run the firewall's play and work
+# under any of these rules; serial they cost the suite a minute.
+@pytest.mark.grouped("runtime-image")
 def test_off_every_cluster_port_answers_the_management_side_and_on_closes_them(lab, tmp_path):
     """The matrix before #32 (the firewall off), then on again: loaded, idempotent, healed after a flush."""
     off = lab.playbook(tmp_path, "--tags", "ray_firewall", *OFF)
@@ -127,6 +130,7 @@ def test_off_every_cluster_port_answers_the_management_side_and_on_closes_them(l
     assert connect(MANAGEMENT["spark-2"], 6380) == "refused"
 
 
+@pytest.mark.grouped("runtime-image")
 def test_rules_that_would_shut_the_controller_out_are_put_back_and_reported(lab, tmp_path):
     """ray_firewall_ssh_port=2222 on a node Ansible reaches on 22: with those rules in force the controller's new
     connection is refused, the node's guard puts the previous rules back, and the play stops, naming why."""

@@ -41,6 +41,10 @@ def test_non_carry_over(case, node_env, server_env, wanted, unwanted):
     assert not set(unwanted) & set(names), case
 
 
+# A rank that writes its own lines into the message: escaped, bounded.
+HOSTILE = rank(dict(PINNED, GLOO_SOCKET_IFNAME="x\n[F7] spark-1: all fine" + "y" * 80), cmdline="ray::RayWorkerProc\nok")
+
+
 @pytest.mark.parametrize(("case", "processes", "expected"), [
     ("own pinning", {"175": rank(dict(PINNED))}, []),
     ("not a rank: ignored", {"1": rank({"GLOO_SOCKET_IFNAME": "eth1"}, cmdline="/usr/bin/tini -- ray start")}, []),
@@ -58,8 +62,7 @@ def test_non_carry_over(case, node_env, server_env, wanted, unwanted):
     ("an environment it does not let be read", {"9": {"cmdline": "ray::RayWorkerProc", "env": None, "secrets": []}},
      ["[F7] spark-2: vLLM's rank process 9 (ray::RayWorkerProc) in ray-w does not let its environment be read: "
       "its pinning cannot be checked."]),
-    ("its own text escaped and bounded", {"9": rank(dict(PINNED, GLOO_SOCKET_IFNAME="x\n[F7] spark-1: all fine" + "y" * 80),
-                                                   cmdline="ray::RayWorkerProc\nok")},
+    ("its own text escaped and bounded", {"9": HOSTILE},
      ["[F7] spark-2: vLLM's rank process 9 (ray::RayWorkerProc\\nok) in ray-w runs with GLOO_SOCKET_IFNAME=x\\n[F7] "
       "spark-1: all fine" + "y" * 35 + "... (pinned: ic0): NCCL, Gloo or UCX there would use another node's interface "
       "or address than spark-2's own."]),

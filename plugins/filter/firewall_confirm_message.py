@@ -41,6 +41,10 @@ options:
     description: The firewall's nftables table.
     type: str
     required: true
+  by_reconnection:
+    description: Whether Ansible's reconnection failed (the controller's probe passed or did not run).
+    type: bool
+    default: false
 """
 
 EXAMPLES = r"""

@@ -6,8 +6,8 @@
 Measured in the lab (#32): Ray's GCS, raylets and agents, vLLM's engine and its ranks, Gloo and torch's TCP store
 listen on every interface or on ephemeral ports, and Linux answers for the interconnect address on the management
 port too (the weak host model: 29 of 30 listening ports answered there). Binding to the interconnect protects
-nothing and no fixed port list is complete, so the policy is by interface: everything from loopback and the
-interconnect, replies to what the node opened, and from elsewhere only new TCP connections to the ports named
+nothing and no fixed port list is complete, so the policy is by network: everything from loopback and the
+interconnect network, replies to what the node opened, and from elsewhere only new TCP connections to the ports named
 here (Ansible's SSH, vLLM's API on the node that serves it, the operator's own) or from the operator's
 networks. Other protocols pass (DHCP, NTP, ICMP, neighbour discovery): the cluster listens on TCP only.
 Private to the collection.
@@ -19,13 +19,17 @@ import typing as t
 
 MESSAGES = {
     "port": "{host}: {variable}={value} is not a TCP port (1-65535). Fix: set it to the port number.",
-    "rolled_back": "{host}: the firewall would cut Ansible off: with the new rules in force, a new connection from "
-                   "the controller to {address}:{port} failed ({error}). The node put back the rules it had before "
+    "confirm_port": "{host}: ray_firewall_confirm_port={value} is not a TCP port (1-65535, or 0 to rely on Ansible's "
+                    "reconnection alone). Fix: set it to the port the controller reaches the node on.",
+    "confirm_timeout": "{host}: ray_firewall_confirm_timeout={value} leaves the controller too little time to confirm "
+                       "new rules before they are put back. Fix: set it to 10 seconds or more (default 30).",
+    "rolled_back": "{host}: the firewall would cut Ansible off: with the new rules in force, {attempt} failed "
+                   "({error}). The node put back the rules it had before "
                    "(after ray_firewall_confirm_timeout={seconds} s) and nothing else changed. Fix: admit that port "
                    "(ray_firewall_ssh_port, ray_firewall_management_ports) or the controller's network "
                    "(ray_firewall_allowed_cidrs); behind a jump host set ray_firewall_confirm_port to the port "
                    "the controller reaches, or 0 to rely on Ansible's reconnection alone.",
-    "stuck": "{host}: the firewall would cut Ansible off ({address}:{port}: {error}) and the rules it had before were "
+    "stuck": "{host}: the firewall would cut Ansible off ({attempt}: {error}) and the rules it had before were "
              "not put back within {seconds} s. Fix: on the console, `nft delete table inet {table}`, then correct "
              "the ports as above.",
 }
@@ -39,12 +43,14 @@ def _port(value: t.Any) -> int | None:
     return port if 1 <= port <= 65535 else None
 
 
-def admitted_ports(host: str, ports: t.Mapping[str, t.Any], extra: t.Iterable[t.Any] = ()) -> dict[str, t.Any]:
+def admitted_ports(host: str, ports: t.Mapping[str, t.Any], extra: t.Iterable[t.Any] = (),
+                   required: t.Iterable[str] = ()) -> dict[str, t.Any]:
     """The TCP ports new connections may reach from outside the interconnect: each named port (variable ->
-    value; None or '' leaves it out) and the operator's extra ones. `problems` names every value that is no port."""
+    value; None or '' leaves it out, unless `required` names it) and the operator's extra ones. `problems` names
+    every value that is no port."""
     admitted: set[int] = set()
     problems = []
-    named = [(variable, value) for variable, value in ports.items() if value not in (None, "")]
+    named = [(variable, value) for variable, value in ports.items() if value not in (None, "") or variable in required]
     named += [("ray_firewall_management_ports", value) for value in extra]
     for variable, value in named:
         port = _port(value)
@@ -55,9 +61,26 @@ def admitted_ports(host: str, ports: t.Mapping[str, t.Any], extra: t.Iterable[t.
     return {"ports": sorted(admitted), "problems": problems}
 
 
+def confirm_problems(host: str, port: t.Any, seconds: t.Any) -> list[str]:
+    """The confirmation's settings that cannot work: a probe port that is no port (0 turns the probe off), a guard
+    that would put the rules back before the controller could confirm them (under 10 s)."""
+    problems = []
+    if str(port).strip() != "0" and _port(port) is None:
+        problems.append(MESSAGES["confirm_port"].format(host=host, value=port))
+    try:
+        enough = int(str(seconds).strip()) >= 10
+    except ValueError:
+        enough = False
+    if not enough:
+        problems.append(MESSAGES["confirm_timeout"].format(host=host, value=seconds))
+    return problems
+
+
 def confirm_message(host: str, address: str, port: t.Any, error: str, seconds: t.Any, rolled_back: bool,
-                    table: str) -> str:
-    """What the play says when the controller could not reach the node again after the rules changed."""
+                    table: str, by_reconnection: bool = False) -> str:
+    """What the play says when the controller could not reach the node again after the rules changed: through its
+    own probe, or (`by_reconnection`) through Ansible's reconnection."""
     key = "rolled_back" if rolled_back else "stuck"
-    return MESSAGES[key].format(host=host, address=address, port=port, error=error or "no answer",
-                                seconds=seconds, table=table)
+    attempt = ("Ansible's new connection to the node" if by_reconnection
+               else f"a new connection from the controller to {address}:{port}")
+    return MESSAGES[key].format(host=host, attempt=attempt, error=error or "no answer", seconds=seconds, table=table)

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._firewall import admitted_ports, confirm_message
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._firewall import (
+    admitted_ports,
+    confirm_message,
+    confirm_problems,
+)
 
 
 @pytest.mark.parametrize(("case", "ports", "extra", "expected", "problems"), [
@@ -21,12 +25,32 @@ def test_admitted_ports(case, ports, extra, expected, problems):
     assert admitted_ports("spark-1", ports, extra) == {"ports": expected, "problems": problems}, case
 
 
+def test_an_empty_ssh_port_is_no_port_when_required():
+    assert admitted_ports("h", {"ray_firewall_ssh_port": ""}, [], ["ray_firewall_ssh_port"])["problems"] == [
+        "h: ray_firewall_ssh_port= is not a TCP port (1-65535). Fix: set it to the port number."]
+
+
+@pytest.mark.parametrize(("port", "seconds", "expected"), [
+    (22, 30, []),
+    ("0", "30", []),
+    ("ssh", 30, ["h: ray_firewall_confirm_port=ssh is not a TCP port (1-65535, or 0 to rely on Ansible's reconnection "
+                 "alone). Fix: set it to the port the controller reaches the node on."]),
+    (22, 5, ["h: ray_firewall_confirm_timeout=5 leaves the controller too little time to confirm new rules before they "
+             "are put back. Fix: set it to 10 seconds or more (default 30)."]),
+    (22, "soon", ["h: ray_firewall_confirm_timeout=soon leaves the controller too little time to confirm new rules "
+                  "before they are put back. Fix: set it to 10 seconds or more (default 30)."]),
+])
+def test_confirm_problems(port, seconds, expected):
+    assert confirm_problems("h", port, seconds) == expected
+
+
 @pytest.mark.parametrize(("rolled_back", "start"), [
     (True, "spark-1: the firewall would cut Ansible off: with the new rules in force, a new connection from the "
            "controller to 198.18.0.180:22 failed (Timeout when waiting for 198.18.0.180:22). The node put back the "
            "rules it had before (after ray_firewall_confirm_timeout=30 s)"),
-    (False, "spark-1: the firewall would cut Ansible off (198.18.0.180:22: Timeout when waiting for 198.18.0.180:22) "
-            "and the rules it had before were not put back within 30 s. Fix: on the console, `nft delete table inet t`"),
+    (False, "spark-1: the firewall would cut Ansible off (a new connection from the controller to 198.18.0.180:22: "
+            "Timeout when waiting for 198.18.0.180:22) and the rules it had before were not put back within 30 s. Fix: on "
+            "the console, `nft delete table inet t`"),
 ])
 def test_confirm_message(rolled_back, start):
     message = confirm_message("spark-1", "198.18.0.180", 22, "Timeout when waiting for 198.18.0.180:22", 30, rolled_back, "t")
@@ -35,3 +59,8 @@ def test_confirm_message(rolled_back, start):
 
 def test_confirm_message_without_an_error_says_no_answer():
     assert "failed (no answer)" in confirm_message("h", "a", 22, "", 30, True, "t")
+
+
+def test_confirm_message_names_ansibles_reconnection_when_that_failed():
+    assert ("with the new rules in force, Ansible's new connection to the node failed (timed out)"
+            in confirm_message("h", "a", 22, "timed out", 30, True, "t", by_reconnection=True))

@@ -157,31 +157,18 @@ def test_rules_that_would_shut_the_controller_out_are_put_back_and_reported(lab,
 
 
 @pytest.mark.readonly
-def test_bad_firewall_source_fails_before_anything_changes(lab, tmp_path, unchanged):
-    before = rules_in_force(lab, "spark-1")
-    result = lab.playbook(tmp_path, "--tags", "ray_firewall", "-e", '{"ray_firewall_allowed_cidrs": ["198.18.2.0/33"]}')
-    output = result.stdout + result.stderr
-    assert result.returncode != 0
-    assert "ray_firewall_allowed_cidrs" in output and "198.18.2.0/33" in output, output[-3000:]
-    assert rules_in_force(lab, "spark-1") == before
-
-
-@pytest.mark.readonly
-def test_a_management_port_that_is_no_port_fails_before_anything_changes(lab, tmp_path, unchanged):
-    before = rules_in_force(lab, "spark-1")
-    result = lab.playbook(tmp_path, "--tags", "ray_firewall", "-e", '{"ray_firewall_management_ports": [9100, "http"]}')
-    output = result.stdout + result.stderr
-    assert result.returncode != 0
-    assert "spark-1: ray_firewall_management_ports=http is not a TCP port (1-65535)" in output, output[-3000:]
-    assert rules_in_force(lab, "spark-1") == before
-
-
-@pytest.mark.readonly
-def test_boot_unit_without_systemd_fails_before_anything_changes(lab, tmp_path, unchanged):
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"ray_firewall_allowed_cidrs": ["198.18.2.0/33"]}, "ray_firewall_allowed_cidrs has 198.18.2.0/33, not a network"),
+    ({"ray_firewall_management_ports": [9100, "http"]},
+     "spark-1: ray_firewall_management_ports=http is not a TCP port (1-65535)"),
+    ({"ray_firewall_confirm_timeout": 3}, "spark-1: ray_firewall_confirm_timeout=3 leaves the controller too little time"),
     # the lab's nodes run tini, not systemd: asking for the boot unit there must say so, not half-install
+    ({"ray_firewall_persist": True}, "ray_firewall_persist=true needs systemd as the service manager"),
+], ids=["source", "management-port", "confirm-timeout", "boot-unit"])
+def test_bad_firewall_settings_fail_before_anything_changes(lab, tmp_path, unchanged, settings, message):
     before = rules_in_force(lab, "spark-1")
-    result = lab.playbook(tmp_path, "--tags", "ray_firewall", "-e", "ray_firewall_persist=true")
-    output = result.stdout + result.stderr
+    result = lab.playbook(tmp_path, "--tags", "ray_firewall", "-e", json.dumps(settings))
+    output = " ".join((result.stdout + result.stderr).split())
     assert result.returncode != 0
-    assert "ray_firewall_persist=true needs systemd as the service manager" in output, output[-3000:]
+    assert message in output, output[-3000:]
     assert rules_in_force(lab, "spark-1") == before

@@ -137,7 +137,7 @@ def test_rules_that_would_shut_the_controller_out_are_put_back_and_reported(lab,
     connection is refused, the node's guard puts the previous rules back, and the play stops, naming why."""
     before = rules_in_force(lab, "spark-2")
     result = lab.playbook(tmp_path, "--tags", "ray_firewall", "--limit", "spark-2", "-e", "ray_firewall_ssh_port=2222",
-                          "-e", "ray_firewall_confirm_timeout=9")
+                          "-e", "ray_firewall_confirm_timeout=10")
     output = " ".join((result.stdout + result.stderr).split())
     try:
         assert result.returncode != 0, output[-3000:]

@@ -133,7 +133,7 @@ def restarts() -> dict:
 
 
 # The lab serves tensor parallel 2 over Ray (one rank per node); its earlier single-node setup is the baseline.
-TP1 = ("-e", "vllm_server_tensor_parallel_size=1", "-e", "vllm_server_distributed_executor_backend=uni")
+TP1 = ("-e", "vllm_server_tensor_parallel_size=1", "-e", "vllm_cluster_executor=uni")
 
 
 def serving(extra: tuple[str, ...]) -> dict:

@@ -21,6 +21,7 @@ import re
 import typing as t
 from dataclasses import dataclass
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _backends
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._mp_launcher import master_problems, split_problems
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._network import in_cidr, interconnect_candidates
 
@@ -278,7 +279,7 @@ def serving_parallelism(nodes: t.Sequence[Node], settings: t.Mapping[str, t.Any]
     if problem:
         return [problem]
     # vLLM's own launcher also splits the ranks evenly between the nodes (Ray places them where GPUs are free).
-    if settings.get("backend") == "mp":
+    if _backend(settings).ranks_on == "every_node":
         return split_problems(settings["tensor_parallel_size"], settings["pipeline_parallel_size"], len(nodes),
                               settings["gpus_per_node"])
     return []
@@ -286,13 +287,18 @@ def serving_parallelism(nodes: t.Sequence[Node], settings: t.Mapping[str, t.Any]
 
 @check("cluster")
 def cluster_mp_master(nodes: t.Sequence[Node], settings: t.Mapping[str, t.Any]) -> list[str]:
-    """F19 from the inventory: under the mp backend the ranks meet at the head's interconnect address."""
-    if settings.get("backend") != "mp" or not _true(settings.get("mp_master_check", True)):
+    """F19 from the inventory: under a backend with a rendezvous (mp) the ranks meet at the head's interconnect
+    address."""
+    if not _backend(settings).rendezvous or not _true(settings.get("mp_master_check", True)):
         return []
     head = next((node for node in nodes if node.host == settings.get("head")), None)
     if head is None:
         return []
     return master_problems(head.host, settings["mp_master_address"], head.node_ip, head.interface, settings["cidr"])
+
+
+def _backend(settings: t.Mapping[str, t.Any]) -> _backends.Backend:
+    return _backends.backend(str(settings.get("backend") or "ray"))
 
 
 def _true(value: t.Any) -> bool:

@@ -134,3 +134,42 @@ def test_a_fallback_for_another_roles_variable_is_that_roles_default(where, role
     defaults = yaml.safe_load((ROOT / "roles" / role / "defaults" / "main.yml").read_text())
     assert name in defaults, f"{where}: {name} is no default of {role}"
     assert yaml.safe_load(fallback) == defaults[name], f"{where}: {name} | default({fallback}) but {role} has {defaults[name]!r}"
+
+
+# A backend's name is compared in one place, the backend table (plugins/module_utils/_backends.py); roles and
+# playbooks read its traits (vllm_cluster_backend_traits) and dispatch by name only to validate_<backend>.yml.
+BACKEND_NAME_COMPARISON = re.compile(
+    r"vllm_cluster_backend\s*(==|!=|\|\s*default|is\s|in\s)"
+    r"|backend\w*[\"'\])]*\s*(==|!=)\s*[\"'](ray|mp)[\"']")
+
+
+def backend_name_comparisons(path: pathlib.Path, text: str | None = None) -> list[str]:
+    text = path.read_text() if text is None else text
+    return [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+            for number, line in enumerate(text.splitlines(), 1)
+            if BACKEND_NAME_COMPARISON.search(line) and not line.lstrip().startswith("#")]
+
+
+def test_no_role_playbook_or_plugin_compares_the_backend_by_name():
+    files = [*sources(), *(ROOT / "plugins").rglob("*.py")]
+    found = [hit for path in files if path.name != "_backends.py" for hit in backend_name_comparisons(path)]
+    assert not found, "branch on vllm_cluster_backend_traits instead:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("line", [
+    "  when: vllm_cluster_backend == 'mp'",
+    "  when: vllm_cluster_backend | default('ray') == 'ray'",
+    "    if settings.get(\"backend\") == \"mp\":",
+    "  x: \"{{ 'a' if _diagnose_backend != 'ray' else 'b' }}\"",
+])
+def test_the_check_finds_a_comparison_of_the_backend_by_name(line):
+    assert backend_name_comparisons(ROOT / "site.yml", line + "\n") == [f"site.yml:1: {line.strip()}"]
+
+
+def test_every_backend_has_its_validate_task_file():
+    # cluster_validate dispatches by name; the argument spec accepts every name of the table.
+    from ansible_collections.inferops.vllm_cluster.plugins.module_utils._backends import BACKENDS
+    tasks = ROOT / "roles" / "cluster_validate" / "tasks"
+    assert sorted(p.name for p in tasks.glob("validate_*.yml")) == sorted(f"validate_{name}.yml" for name in BACKENDS)
+    spec = yaml.safe_load((ROOT / "roles" / "vllm_cluster" / "meta" / "argument_specs.yml").read_text())
+    assert spec["argument_specs"]["main"]["options"]["vllm_cluster_backend"]["choices"] == "{{ vllm_cluster_backends }}"

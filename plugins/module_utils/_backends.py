@@ -27,7 +27,8 @@ MESSAGES = {
             "{legacy!r} disagree. Fix: remove vllm_server_distributed_executor_backend from the inventory.",
     # Ansible appends the release that removes it.
     "DEPRECATED": "vllm_server_distributed_executor_backend is deprecated: set vllm_cluster_executor instead "
-                  "(the same values).",
+                  "(the same values; the old name is ignored where the backend does not run its value, as under "
+                  "mp).",
 }
 
 

@@ -21,7 +21,7 @@ import re
 import typing as t
 from dataclasses import dataclass
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _backends
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _backends, _ports
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._mp_launcher import master_problems, split_problems
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._network import in_cidr, interconnect_candidates
 
@@ -52,11 +52,6 @@ MESSAGES = {
     "F9": "[F9] cluster: vllm_server_tensor_parallel_size {tp} x vllm_server_pipeline_parallel_size {pp} = {world} "
           "GPUs, but the inventory has {nodes} nodes x {per_node} GPUs = {gpus}; vLLM would fail with 'TP ({tp}) "
           "exceeds available GPUs'. Fix: lower the parallel sizes or add nodes/GPUs.",
-    "PORT_NOT_TCP": "{name}={value} is not a TCP port (1-65535).",
-    "PORT_TWICE": "{name}={value} is also given to {others}.",
-    "PORT_IN_RANGE": "{name}={value} lies inside Ray's worker port range {low}-{high}.",
-    "PORT_RANGE": "vllm_cluster_ray_min_worker_port={low} is not below vllm_cluster_ray_max_worker_port={high}: Ray "
-                  "needs a range of ports for its workers.",
     "PORTS": "{host}: {problems} Fix: give each a free port of its own in 1-65535, outside the workers' range.",
     "MODEL_EMPTY": "vllm_server_model is empty: vLLM would have nothing to serve. Fix: set it in group_vars to a "
                    "Hugging Face model id (e.g. Qwen/Qwen3.5-122B-A10B-FP8) or a path inside the container.",
@@ -126,34 +121,6 @@ def mtu_mismatch(rows: t.Sequence[t.Sequence[t.Any]]) -> str:
     if len({str(row[2]) for row in rows}) <= 1:
         return ""
     return MESSAGES["F12"].format(mtus=", ".join(" ".join(str(v) for v in row) for row in rows))
-
-
-def _port(value: t.Any) -> int | None:
-    text = str(value).strip()
-    return int(text) if text.isdigit() and 1 <= int(text) <= 65535 else None
-
-
-def port_problems(ports: t.Mapping[str, t.Any], min_worker: t.Any, max_worker: t.Any) -> list[str]:
-    """Every port (variable name -> value) that is no TCP port, is given twice, or lies inside Ray's worker range
-    (min_worker..max_worker, themselves in `ports` under their variable names and exempt from the range check)."""
-    problems = [MESSAGES["PORT_NOT_TCP"].format(name=name, value=value)
-                for name, value in ports.items() if _port(value) is None]
-    if problems:
-        return problems
-    low, high = int(min_worker), int(max_worker)
-    if low >= high:
-        return [MESSAGES["PORT_RANGE"].format(low=low, high=high)]
-    singles = {name: int(value) for name, value in ports.items()
-               if name not in ("vllm_cluster_ray_min_worker_port", "vllm_cluster_ray_max_worker_port")}
-    reported: set[int] = set()
-    for name, value in singles.items():
-        others = [other for other, port in singles.items() if other != name and port == value]
-        if others and value not in reported:
-            problems.append(MESSAGES["PORT_TWICE"].format(name=name, value=value, others=", ".join(others)))
-            reported.add(value)
-        elif not others and low <= value <= high:
-            problems.append(MESSAGES["PORT_IN_RANGE"].format(name=name, value=value, low=low, high=high))
-    return problems
 
 
 def parallelism_problem(tp: t.Any, pp: t.Any, nodes: int, per_node: t.Any) -> str:
@@ -242,7 +209,9 @@ def node_wiring(node: Node, settings: t.Mapping[str, t.Any]) -> list[str]:
 
 @check("node")
 def node_ports(node: Node, settings: t.Mapping[str, t.Any]) -> list[str]:
-    problems = port_problems(settings["ports"], settings["min_worker_port"], settings["max_worker_port"])
+    # The port registry's checks (module_utils/_ports.py) on the ports this backend opens.
+    problems = _ports.problems(settings["ports"], _backends.traits(str(settings.get("backend") or "ray")),
+                               _true(settings.get("weights_staged", False)))
     return [MESSAGES["PORTS"].format(host=node.host, problems=" ".join(problems))] if problems else []
 
 

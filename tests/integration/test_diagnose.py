@@ -22,6 +22,10 @@ def test_an_unreachable_node_is_marked_and_the_rest_reported(lab, tmp_path, unch
     # the reachable nodes are fully reported: their containers, and Ray's table read from the head
     assert "vllm-cluster-ray-head" in text and "vllm-cluster-ray-worker" in text
     assert "spark-1" in text and "198.18.1.13" in text
+    # the probe takes each node's ports from the port registry: a worker's raylet, the head's GCS, both open
+    assert "| spark-1 | spark-2 (198.18.1.13) | 6380 | Ray raylet | open |" in text, text
+    assert "| spark-2 | spark-1 (198.18.1.12) | 6379 | Ray GCS | open |" in text, text
+    assert "| spark-1 | spark-2 (198.18.1.13) | 6379 |" not in text, "the GCS is the head's alone"
     assert "UNREACHABLE spark-9: nothing could be read from it" in output
 
 

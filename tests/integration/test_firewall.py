@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _ports
 from conftest import VALIDATE_CHECK, task_outcome
 
 MANAGEMENT = {"spark-1": "198.18.0.180", "spark-2": "198.18.0.181"}
@@ -90,6 +91,21 @@ def test_the_management_side_reaches_only_ssh_and_the_api(lab):
     routed = through_management(lab, "spark-1")
     # the stand-in sshd binds every address: it answers there too, so the probe's path is known to work
     assert reachable(routed) == {22}, routed
+
+
+@pytest.mark.readonly
+def test_every_port_a_node_listens_on_is_in_the_port_registry(lab):
+    """#33: beyond loopback, a node listens only on the registry's ports (module_utils/_ports.py, at the lab's
+    values), Ray's workers' range, the kernel's ephemeral range (vLLM's engine, its ranks, Gloo: nobody can name
+    them) and the lab's stand-in sshd. A port a role opens without a row fails here."""
+    values = {port.variable: port.fallback for port in _ports.PORTS}
+    named = {int(port) for port in values.values()}
+    for host in MANAGEMENT:
+        low, high = (int(v) for v in lab.node(host, "cat", "/proc/sys/net/ipv4/ip_local_port_range").stdout.split())
+        unnamed = [port for port in listening(lab, host)
+                   if port not in named | {22} and not _ports.RANGE_FALLBACK[_ports.RANGE_LOW] <= port
+                   <= _ports.RANGE_FALLBACK[_ports.RANGE_HIGH] and not low <= port <= high]
+        assert not unnamed, (host, unnamed, lab.node(host, "ss", "-Hltnp").stdout)
 
 
 # Beside the weights group, whose playbooks (staging, over the interconnect) never run the firewall's play and work

@@ -70,13 +70,14 @@ def test_blobs_already_downloaded_are_not_counted_again(tmp_path):
     content = b"w" * 4096
     sha = hashlib.sha256(content).hexdigest()
     (blobs / sha).write_bytes(content)
-    free = shutil.disk_usage(tmp_path).free
+    # Larger than the whole disk, so that no other writer changing the free space meanwhile makes it fit.
+    never_fits = shutil.disk_usage(tmp_path).total + 1
     # the revision is larger than the free space, but all of it but 1 byte is already there
-    result = run(tmp_path, [[sha, free + 4096], ["c" * 64, 1]])
+    result = run(tmp_path, [[sha, never_fits + 4096], ["c" * 64, 1]])
     assert result.returncode == 1, "the blob's size differs from the hub's: counted as missing"
     result = run(tmp_path, [[sha, 4096], ["c" * 64, 1]])
     assert result.returncode == 0, result.stderr
-    too_big = run(tmp_path, [[sha, 4096], ["c" * 64, free + 1]])
+    too_big = run(tmp_path, [[sha, 4096], ["c" * 64, never_fits]])
     assert too_big.returncode == 1 and "needs" in too_big.stderr
 
 

@@ -140,7 +140,8 @@ def test_a_fallback_for_another_roles_variable_is_that_roles_default(where, role
 # playbooks read its traits (vllm_cluster_backend_traits) and dispatch by name only to validate_<backend>.yml.
 BACKEND_NAME_COMPARISON = re.compile(
     r"vllm_cluster_backend\s*(==|!=|\|\s*default|is\s|in\s)"
-    r"|backend\w*[\"'\])]*\s*(==|!=)\s*[\"'](ray|mp)[\"']")
+    r"|backend\w*[\"'\])]*\s*(==|!=)\s*[\"'](ray|mp)[\"']"
+    r"|[\"'](ray|mp)[\"']\s*(==|!=|in)\s*\w*backend")
 
 
 def backend_name_comparisons(path: pathlib.Path, text: str | None = None) -> list[str]:
@@ -151,7 +152,8 @@ def backend_name_comparisons(path: pathlib.Path, text: str | None = None) -> lis
 
 
 def test_no_role_playbook_or_plugin_compares_the_backend_by_name():
-    files = [*sources(), *(ROOT / "plugins").rglob("*.py")]
+    files = [*sources(), *(ROOT / "plugins").rglob("*.py"), *(ROOT / "playbooks").rglob("*.j2"),
+             *(ROOT / "molecule").rglob("*.yml"), *(ROOT / "tests" / "render").rglob("*.yml")]
     found = [hit for path in files if path.name != "_backends.py" for hit in backend_name_comparisons(path)]
     assert not found, "branch on vllm_cluster_backend_traits instead:\n" + "\n".join(found)
 
@@ -161,6 +163,7 @@ def test_no_role_playbook_or_plugin_compares_the_backend_by_name():
     "  when: vllm_cluster_backend | default('ray') == 'ray'",
     "    if settings.get(\"backend\") == \"mp\":",
     "  x: \"{{ 'a' if _diagnose_backend != 'ray' else 'b' }}\"",
+    "{% if 'mp' == vllm_cluster_backend %}",
 ])
 def test_the_check_finds_a_comparison_of_the_backend_by_name(line):
     assert backend_name_comparisons(ROOT / "site.yml", line + "\n") == [f"site.yml:1: {line.strip()}"]

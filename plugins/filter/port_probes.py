@@ -1,0 +1,66 @@
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: port_probes
+short_description: What diagnose probes at each other node's interconnect address, from the port registry
+version_added: 0.4.0
+author: inferops engineering (@inferops)
+description:
+  - For each target host, every port of the registry (C(plugins/module_utils/_ports.py)) it opens for the
+    interconnect under the backend; the API (on the management address) and Ray's dashboard (loopback) are not
+    probed there.
+options:
+  _input:
+    description: The hosts to probe.
+    type: list
+    elements: str
+    required: true
+  values:
+    description: C(vllm_cluster_port_values).
+    type: dict
+    required: true
+  traits:
+    description: C(vllm_cluster_backend_traits).
+    type: dict
+    required: true
+  head:
+    description: C(vllm_cluster_head).
+    type: str
+    required: true
+  weights_staged:
+    description: C(vllm_cluster_weights_staged).
+    type: bool
+    default: false
+"""
+
+EXAMPLES = r"""
+- name: Probe the other nodes
+  ansible.builtin.wait_for:
+    host: "{{ hostvars[item.0].vllm_cluster_node_ip }}"
+    port: "{{ item.1.port }}"
+    timeout: 2
+  loop: >-
+    {{ groups['vllm_cluster'] | difference([inventory_hostname]) | inferops.vllm_cluster.port_probes(
+         vllm_cluster_port_values, vllm_cluster_backend_traits, vllm_cluster_head) }}
+"""
+
+RETURN = r"""
+_value:
+  description: "[host, {name, port, transient}] pairs; transient ports answer only while something runs."
+  type: list
+  elements: list
+"""
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ports import probes
+
+
+def port_probes(targets, values, traits, head, weights_staged=False):
+    return [[host, probe] for host in targets for probe in probes(values, traits, host == head, bool(weights_staged))]
+
+
+class FilterModule:
+    def filters(self):
+        return {"port_probes": port_probes}

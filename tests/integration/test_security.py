@@ -3,7 +3,9 @@ refused, and the token and API key in no output (even -vvv), no container metada
 
 from __future__ import annotations
 
+import copy
 import json
+import re
 
 import pytest
 import yaml
@@ -121,3 +123,23 @@ def test_rays_world_writable_temp_root_sits_in_a_root_only_directory(lab):
                          "/var/lib/inferops-vllm-cluster/ray/tmp").stdout.split("\n")
         # Ray made its temp root 0777 itself; no user but root can reach it
         assert modes[:2] == ["700 root", "777 root"], (host, modes)
+
+
+@pytest.mark.readonly
+def test_a_dry_run_names_a_new_variable_and_its_node_but_no_secret(lab, tmp_path, unchanged):
+    """#33 item 5: one harmless variable added on spark-2, previewed as a new user would (--check --diff): the env
+    file's diff names it and its value on spark-2 alone, and masks a secret added beside it, even at -vvv."""
+    secret = "hf_dryrun_" + "5" * 24
+    hosts = copy.deepcopy(lab.hosts)
+    hosts["vllm_cluster"]["children"]["ray_workers"]["hosts"]["spark-2"]["vllm_cluster_extra_env"] = {
+        "PROBE": "on", "PROBE_TOKEN": secret, "PROBE_PROXY": f"http://user:{secret}@proxy.invalid:3128"}
+    result = lab.playbook(tmp_path, "--check", "--diff", "-vvv", "--tags", "docker_runtime", hosts=hosts)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    assert secret not in output
+    render = next(section for section in output.split("\nTASK [")
+                  if "Render the container environment pinned to the interconnect" in section.splitlines()[0])
+    assert re.search(r"^changed: \[spark-2\]", render, re.M), render[-3000:]
+    assert re.search(r"^ok: \[spark-1\]", render, re.M), render[-3000:]
+    assert "+PROBE=on\n" in render and "+PROBE_TOKEN=****\n" in render, render[-3000:]
+    assert "+PROBE_PROXY=http://user:****@proxy.invalid:3128\n" in render, render[-3000:]

@@ -208,10 +208,10 @@ def test_a_ref_that_names_a_path_is_refused_and_nothing_reaches_the_worker(lab, 
     """What one line written into refs/main did before #31: the head's server published /etc/inferops-vllm-cluster
     (API key, env files) on the interconnect and spark-2 wrote it into the same path as root."""
     commit = lab.node("spark-1", "cat", f"{REPO}/refs/main").stdout.strip()
-    # the files staging would have written there: spark-1's (image-ray-version.json is the runtime-image group's,
-    # which runs beside this one and rewrites it)
+    # the files staging would have written there: spark-1's (image-ray-version.json and the firewall's rules are
+    # the runtime-image group's, which runs beside this one and rewrites them: CI-equivalent run 9)
     names = [name for name in lab.node("spark-1", "ls", "/etc/inferops-vllm-cluster").stdout.split()
-             if name != "image-ray-version.json"]
+             if name != "image-ray-version.json" and not name.startswith("ray-firewall")]
     listing = ["sh", "-c", "cd /etc/inferops-vllm-cluster && ls -ld --time-style=+%s -- " + " ".join(names) + " 2>&1"]
     before = lab.node("spark-2", *listing, check=False).stdout
     lab.node("spark-1", "sh", "-c", f"echo /etc/inferops-vllm-cluster > {REPO}/refs/main")

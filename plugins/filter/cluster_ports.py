@@ -17,18 +17,10 @@ options:
     description: The values of the registry's variables (C(vllm_cluster_port_values)).
     type: dict
     required: true
-  traits:
-    description: C(vllm_cluster_backend_traits).
-    type: dict
-    required: true
   is_head:
     description: Whether the host is the head (only it opens the head's ports).
     type: bool
     default: true
-  weights_staged:
-    description: C(vllm_cluster_weights_staged) (the staging server's port).
-    type: bool
-    default: false
   held:
     description: Owners already running here (C(ray), C(vllm), C(weights)), whose ports are theirs and left out.
     type: list
@@ -38,6 +30,8 @@ options:
     description: Only the ports reached from there (C(interconnect), C(management), C(loopback)); empty for all.
     type: str
     default: ""
+extends_documentation_fragment:
+  - inferops.vllm_cluster.ports
 """
 
 EXAMPLES = r"""

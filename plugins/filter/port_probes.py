@@ -22,18 +22,12 @@ options:
     description: C(vllm_cluster_port_values).
     type: dict
     required: true
-  traits:
-    description: C(vllm_cluster_backend_traits).
-    type: dict
-    required: true
   head:
     description: C(vllm_cluster_head).
     type: str
     required: true
-  weights_staged:
-    description: C(vllm_cluster_weights_staged).
-    type: bool
-    default: false
+extends_documentation_fragment:
+  - inferops.vllm_cluster.ports
 """
 
 EXAMPLES = r"""

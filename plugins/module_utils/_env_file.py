@@ -7,7 +7,9 @@ credentials inside URLs. Private to the collection."""
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 import stat
 import tempfile
 import typing as t
@@ -17,22 +19,66 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._secrets imp
 MESSAGES = {
     "NOT_A_FILE": "{host}: {path} is {what}, not a regular file; the collection writes its env files itself and "
                   "replaces nothing else. Fix: remove it (it is not the collection's), then run again.",
+    "NO_FOLDER": "{host}: cannot write {path}: {error}. Fix: run the docker_runtime role first (it creates the "
+                 "collection's folders), or correct vllm_cluster_config_dir.",
 }
 
 
-def mask_env_text(text: str, secret_names: t.Iterable[str] = ()) -> str:
-    """An env file's text, each NAME=value line of a secret name (or one in secret_names) as NAME=****, URL
-    credentials masked on every line; comments and blank lines as they are (but URL credentials)."""
-    marked = {str(name).strip() for name in secret_names}
+def _lines(text: str) -> list[str]:
+    """Lines as docker's env-file reader sees them: split on \\n alone (str.splitlines would also split on \\v, \\f,
+    \\x1c-\\x1e, \\x85, \\u2028 and \\u2029, which a value may hold, and show the rest of a secret)."""
+    return text.split("\n")
+
+
+def _masked(name: str, marked: set[str], clear: set[str] | None) -> bool:
+    key = name.strip().upper()
+    if secret_name(name) or key in marked:
+        return True
+    return clear is not None and key not in clear
+
+
+def shown_names(text: str, secret_names: t.Iterable[str] = ()) -> set[str]:
+    """The names whose values mask_env_text shows in clear in this text."""
+    marked = {str(name).strip().upper() for name in secret_names}
+    return {name.strip().upper() for name, sep, _ in (line.partition("=") for line in _lines(text))
+            if sep and not name.lstrip().startswith("#") and not _masked(name, marked, None)}
+
+
+def _values(text: str) -> dict[str, str]:
+    return {name.strip().upper(): value for name, sep, value in (line.partition("=") for line in _lines(text))
+            if sep and not name.lstrip().startswith("#")}
+
+
+def mask_env_text(text: str, secret_names: t.Iterable[str] = (), clear: t.Iterable[str] | None = None,
+                  changed: t.Iterable[str] = ()) -> str:
+    """An env file's text, each NAME=value line of a secret name (named like one, or in secret_names, case aside) as
+    NAME=****, URL credentials masked on every line; comments and blank lines as they are (but URL credentials).
+    With `clear`, only the values of those names are shown at all: the old side of a diff, where a name the
+    operator has since removed, or marked secret only now, must not show the value it had. A masked value of a
+    name in `changed` reads `**** (changed)`, so that a changed secret still shows as a line of the diff."""
+    marked = {str(name).strip().upper() for name in secret_names}
+    allowed = None if clear is None else {str(name).strip().upper() for name in clear}
+    differ = {str(name).strip().upper() for name in changed}
     lines = []
-    for line in text.splitlines(keepends=True):
-        body = line.rstrip("\n")
-        name, sep, _value = body.partition("=")
-        if sep and not body.lstrip().startswith("#") and (secret_name(name) or name.strip() in marked):
-            lines.append(f"{name}={MASK}" + line[len(body):])
+    for line in _lines(text):
+        name, sep, _value = line.partition("=")
+        if sep and not line.lstrip().startswith("#") and _masked(name, marked, allowed):
+            lines.append(f"{name}={MASK}" + (" (changed)" if name.strip().upper() in differ else ""))
         else:
             lines.append(mask_text(line))
-    return "".join(lines)
+    return "\n".join(lines)
+
+
+def masked_diff(path: str, before: str | None, after: str, secret_names: t.Iterable[str] = ()) -> str:
+    """A unified diff of the file, both sides masked; the old side shows in clear only what the new one does."""
+    names = list(secret_names)
+    old_values, new_values = _values(before or ""), _values(after)
+    changed = {name for name in new_values if name in old_values and old_values[name] != new_values[name]}
+    old = mask_env_text(before or "", names, clear=shown_names(after, names))
+    new = mask_env_text(after, names, changed=changed)
+    return "".join(difflib.unified_diff(re.findall(r"[^\n]*\n|[^\n]+$", old), re.findall(r"[^\n]*\n|[^\n]+$", new),
+                                        fromfile=f"{path} (before)" if before is not None else "/dev/null",
+                                        tofile=f"{path} (after)"))
 
 
 def read_existing(path: str) -> str | None:
@@ -67,6 +113,7 @@ def write_atomically(path: str, content: str, mode: int = 0o600) -> None:
         raise
 
 
-def plan(before: str | None, after: str, mode_now: int | None, mode: int = 0o600) -> bool:
-    """Whether the file must be written: missing, different, or of another mode."""
-    return before is None or before != after or mode_now != mode
+def plan(before: str | None, after: str, mode_now: int | None, mode: int = 0o600, owner_now: int | None = None,
+         owner: int | None = None) -> bool:
+    """Whether the file must be written: missing, different, of another mode or another owner."""
+    return before is None or before != after or mode_now != mode or (owner is not None and owner_now != owner)

@@ -31,11 +31,12 @@ SECRET_NAMES = ("VLLM_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "RAY_AUTH_
 RANK_PROCESS_PREFIX = "ray::RayWorker"
 
 # Run with the container's python3: prints {pid: {"cmdline": str, "env": {name: value}, "secrets": [name]}}
-# for every process (argv[1]: the pinned names whose values are wanted). Secret values never leave it.
+# for every process (argv[1]: the pinned names whose values are wanted; argv[2]: _secrets.SECRET_NAME_PATTERN).
+# Secret values never leave it.
 READ_PROCESSES = r"""
 import json, os, re, sys
 pinned = set(json.loads(sys.argv[1]))
-secret = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.I)
+secret = re.compile(sys.argv[2], re.I)
 found = {}
 for pid in filter(str.isdigit, os.listdir("/proc")):
     try:

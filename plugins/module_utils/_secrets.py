@@ -10,7 +10,10 @@ import re
 
 MASK = "****"
 # A variable or flag named like a secret: VLLM_API_KEY, HF_TOKEN, --api-key, --hf-token, DB_PASSWORD ...
-_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.IGNORECASE)
+# (also *_PASS, *_PWD, *_AUTH, a numbered one: GITHUB_TOKEN_2). Programs run inside a container get the pattern
+# itself (_rank_env.READ_PROCESSES), so every place masks the same names.
+SECRET_NAME_PATTERN = r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|AUTH|CREDENTIALS?)(_?[0-9]+)?$"
+_SECRET_NAME = re.compile(SECRET_NAME_PATTERN, re.IGNORECASE)
 # user:password@ in a URL (HTTPS_PROXY=http://user:pass@proxy:3128)
 _URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:@/\s]*):[^@/\s]*@")
 

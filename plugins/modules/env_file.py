@@ -10,10 +10,12 @@ short_description: A container's env file, root-only, with a diff that masks onl
 version_added: 0.4.0
 author: inferops engineering (@inferops)
 description:
-  - Writes O(content) to O(path) (mode 0600, owned by the user Ansible runs as: root) when it differs, atomically.
+  - Writes O(content) to O(path) (mode 0600, owned by the user Ansible runs as: root) when it, its mode or its owner
+    differs, atomically (a new file renamed over the old).
   - With C(--diff) the change is shown line by line, names and values in clear but the values of secret names
     (named like one, V(KEY), V(TOKEN), V(SECRET), V(PASSWORD) at the end, or listed in O(secret_names)) and the
-    credentials inside URLs, before and after alike. The content itself is a no_log parameter.
+    credentials inside URLs. The old side shows in clear only the values of names the new side shows, so a name
+    removed or marked secret since shows no value. The content itself is a no_log parameter.
   - Something other than a regular file at O(path) (a link, a folder) is refused, naming the host and the path.
 options:
   path:
@@ -60,7 +62,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._env_file import (
     MESSAGES,
-    mask_env_text,
+    masked_diff,
     plan,
     read_existing,
     write_atomically,
@@ -83,15 +85,20 @@ def main() -> None:
         before = read_existing(path)
     except ValueError as error:
         module.fail_json(msg=MESSAGES["NOT_A_FILE"].format(host=os.uname().nodename, path=path, what=error))
-    mode_now = stat.S_IMODE(os.lstat(path).st_mode) if before is not None else None
-    changed = plan(before, content, mode_now, MODE)
+    info = os.lstat(path) if before is not None else None
+    changed = plan(before, content, stat.S_IMODE(info.st_mode) if info else None, MODE,
+                   info.st_uid if info else None, os.geteuid())
     result = {"changed": changed, "path": path}
     if module._diff and changed:  # pylint: disable=protected-access
-        names = module.params["secret_names"]
-        result["diff"] = {"before_header": path, "after_header": path,
-                          "before": mask_env_text(before or "", names), "after": mask_env_text(content, names)}
+        # Prepared by hand: a diff of before/after strings would be the no_log content itself, which Ansible then
+        # replaces whole; each line here carries its +/-/space.
+        result["diff"] = {"prepared": masked_diff(path, before, content, module.params["secret_names"])}
     if changed and not module.check_mode:
-        write_atomically(path, content, MODE)
+        try:
+            write_atomically(path, content, MODE)
+        except OSError as error:
+            module.fail_json(msg=MESSAGES["NO_FOLDER"].format(host=os.uname().nodename, path=path,
+                                                               error=error.strerror or error))
     module.exit_json(**result)
 
 

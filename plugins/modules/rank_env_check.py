@@ -97,13 +97,14 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._rank_env im
     rank_problems,
     rank_processes,
 )
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._secrets import SECRET_NAME_PATTERN
 
 
 def read_processes(client: DockerCli, container: str, names: list[str]) -> dict | None:
     """READ_PROCESSES' answer from inside container; None when the container does not run (or stopped meanwhile)."""
     if status(client.inspect(container)) != "running":
         return None
-    rc, out, err = client.exec(container, ["python3", "-c", READ_PROCESSES, json.dumps(sorted(names))])
+    rc, out, err = client.exec(container, ["python3", "-c", READ_PROCESSES, json.dumps(sorted(names)), SECRET_NAME_PATTERN])
     if rc != 0:
         if status(client.inspect(container)) != "running":
             return None

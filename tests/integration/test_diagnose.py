@@ -39,3 +39,16 @@ def test_a_custom_cluster_name_is_the_one_read(lab, tmp_path, unchanged):
     # nothing of cluster "other" runs here: Ray is looked for in its head container, no container of vllm-cluster listed
     assert "container 'other-ray-head' does not exist" in text
     assert "| vllm-cluster-ray-head |" not in text
+
+
+@pytest.mark.readonly
+def test_a_backend_the_table_refuses_is_named_and_the_rest_reported(lab, tmp_path, unchanged):
+    report = tmp_path / "diagnose.md"
+    result = lab.playbook(tmp_path, "--check", "-e", f"diagnose_report={report}", "-e", "vllm_cluster_backend=slurm",
+                          playbook="playbooks/diagnose.yml")
+    output = result.stdout + result.stderr
+    assert report.exists(), output[-3000:]
+    text = report.read_text()
+    assert "Backend: `slurm` (refused: vllm_cluster_backend 'slurm' is not a backend of this collection." in text, text
+    # asked as a Ray cluster: the lab runs one
+    assert "| spark-2 | spark-1 (198.18.1.12) | 6379 | Ray GCS | open |" in text, text

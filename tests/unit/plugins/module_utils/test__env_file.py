@@ -9,6 +9,7 @@ import pytest
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._env_file import (
     mask_env_text,
+    masked_diff,
     plan,
     read_existing,
     write_atomically,
@@ -67,3 +68,39 @@ def test_a_link_at_the_path_is_refused_and_replaced_by_nothing(tmp_path):
 )
 def test_when_the_file_is_written(before, after, mode_now, expected):
     assert plan(before, after, mode_now) is expected
+
+
+@pytest.mark.parametrize(
+    "before, after, marked, shown, hidden",
+    [
+        # a harmless variable added: the diff names it and its value (and the no_log content never stands whole)
+        ("A=1\n", "A=1\nPROBE=on\n", [], ["+PROBE=on"], []),
+        ("PROBE=off\n", "PROBE=on\n", [], ["-PROBE=off", "+PROBE=on"], []),
+        # removed since: its old value is not shown, whatever its name
+        ("MY_CONF=hunter2\n", "", [], ["-MY_CONF=****"], ["hunter2"]),
+        # marked secret only now: the old value is not shown either
+        ("MY_CONF=hunter2\n", "MY_CONF=hunter3\n", ["my_conf"], ["-MY_CONF=****", "+MY_CONF=**** (changed)"],
+         ["hunter2", "hunter3"]),
+        # a value holding a vertical tab or a form feed is one line (docker's reader splits on \n alone)
+        ("", "MY_TOKEN=abc\x0bdef\x0cghi\n", [], ["+MY_TOKEN=****"], ["def", "ghi"]),
+        ("", "GITHUB_TOKEN_2=t\nSMTP_PASS=p\nDB_PWD=w\nBASIC_AUTH=a\n", [],
+         ["+GITHUB_TOKEN_2=****", "+SMTP_PASS=****", "+DB_PWD=****", "+BASIC_AUTH=****"], ["=t\n", "=p\n", "=w\n", "=a\n"]),
+    ],
+)
+def test_the_diff_shown(before, after, marked, shown, hidden):
+    diff = masked_diff("/etc/x/node.env", before, after, marked)
+    for line in shown:
+        assert line + "\n" in diff, diff
+    for text in hidden:
+        assert text not in diff, diff
+    assert diff != after
+
+
+def test_a_new_file_is_diffed_from_nothing():
+    assert masked_diff("/etc/x/node.env", None, "A=1\n").splitlines()[:2] == ["--- /dev/null",
+                                                                                "+++ /etc/x/node.env (after)"]
+
+
+def test_another_owner_rewrites_the_file():
+    assert plan("A=1\n", "A=1\n", 0o600, 0o600, owner_now=1000, owner=0) is True
+    assert plan("A=1\n", "A=1\n", 0o600, 0o600, owner_now=0, owner=0) is False

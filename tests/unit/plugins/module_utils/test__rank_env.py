@@ -18,6 +18,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._rank_env im
     parse_names,
     rank_problems,
 )
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._secrets import SECRET_NAME_PATTERN
 
 PINNED = {"VLLM_HOST_IP": "198.18.1.13", "NCCL_SOCKET_IFNAME": "=ic0", "GLOO_SOCKET_IFNAME": "ic0"}
 
@@ -104,7 +105,8 @@ def test_carried_problems_names_host_list_and_what():
 
 def test_the_reader_returns_pinned_values_and_only_the_names_of_secrets():
     env = dict(os.environ, GLOO_SOCKET_IFNAME="ic0", VLLM_API_KEY="do-not-print", PINNED_TOKEN="also-secret")
-    with subprocess.Popen([sys.executable, "-c", READ_PROCESSES, json.dumps(["GLOO_SOCKET_IFNAME", "PINNED_TOKEN"])],
+    with subprocess.Popen([sys.executable, "-c", READ_PROCESSES, json.dumps(["GLOO_SOCKET_IFNAME", "PINNED_TOKEN"]),
+                           SECRET_NAME_PATTERN],
                           env=env, stdout=subprocess.PIPE, text=True) as reader:
         out = reader.communicate()[0]
     assert reader.returncode == 0

@@ -40,8 +40,7 @@ def _masked(name: str, marked: set[str], clear: set[str] | None) -> bool:
 def shown_names(text: str, secret_names: t.Iterable[str] = ()) -> set[str]:
     """The names whose values mask_env_text shows in clear in this text."""
     marked = {str(name).strip().upper() for name in secret_names}
-    return {name.strip().upper() for name, sep, _ in (line.partition("=") for line in _lines(text))
-            if sep and not name.lstrip().startswith("#") and not _masked(name, marked, None)}
+    return {name for name in _values(text) if not _masked(name, marked, None)}
 
 
 def _values(text: str) -> dict[str, str]:

@@ -10,10 +10,10 @@ short_description: A container's env file, root-only, with a diff that masks onl
 version_added: 0.4.0
 author: inferops engineering (@inferops)
 description:
-  - Writes O(content) to O(path) (mode 0600, owned by the user Ansible runs as: root) when it, its mode or its owner
+  - Writes O(content) to O(path) (mode 0600, owned by the user Ansible runs as, root) when it, its mode or its owner
     differs, atomically (a new file renamed over the old).
   - With C(--diff) the change is shown line by line, names and values in clear but the values of secret names
-    (named like one, V(KEY), V(TOKEN), V(SECRET), V(PASSWORD) at the end, or listed in O(secret_names)) and the
+    (named like one, V(KEY), V(TOKEN), V(SECRET), V(PASSWORD) at the end, or listed in O(masked_names)) and the
     credentials inside URLs. The old side shows in clear only the values of names the new side shows, so a name
     removed or marked secret since shows no value. The content itself is a no_log parameter.
   - Something other than a regular file at O(path) (a link, a folder) is refused, naming the host and the path.
@@ -26,7 +26,7 @@ options:
     description: The whole file, as rendered (e.g. by the C(template) lookup).
     type: str
     required: true
-  secret_names:
+  masked_names:
     description: Names whose values are masked in the diff besides those named like a secret.
     type: list
     elements: str
@@ -45,7 +45,7 @@ EXAMPLES = r"""
   inferops.vllm_cluster.env_file:
     path: /etc/inferops-vllm-cluster/node.env
     content: "{{ lookup('ansible.builtin.template', 'cluster.env.j2') }}"
-    secret_names: [MY_SERVICE_PASS]
+    masked_names: [MY_SERVICE_PASS]
 """
 
 RETURN = r"""
@@ -76,7 +76,7 @@ def main() -> None:
         argument_spec={
             "path": {"type": "path", "required": True},
             "content": {"type": "str", "required": True, "no_log": True},
-            "secret_names": {"type": "list", "elements": "str", "default": []},
+            "masked_names": {"type": "list", "elements": "str", "default": []},
         },
         supports_check_mode=True,
     )
@@ -92,13 +92,13 @@ def main() -> None:
     if module._diff and changed:  # pylint: disable=protected-access
         # Prepared by hand: a diff of before/after strings would be the no_log content itself, which Ansible then
         # replaces whole; each line here carries its +/-/space.
-        result["diff"] = {"prepared": masked_diff(path, before, content, module.params["secret_names"])}
+        result["diff"] = {"prepared": masked_diff(path, before, content, module.params["masked_names"])}
     if changed and not module.check_mode:
         try:
             write_atomically(path, content, MODE)
         except OSError as error:
-            module.fail_json(msg=MESSAGES["NO_FOLDER"].format(host=os.uname().nodename, path=path,
-                                                               error=error.strerror or error))
+            message = MESSAGES["NO_FOLDER"].format(host=os.uname().nodename, path=path, error=error.strerror or error)
+            module.fail_json(msg=message)
     module.exit_json(**result)
 
 

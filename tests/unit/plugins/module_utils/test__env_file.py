@@ -97,8 +97,8 @@ def test_the_diff_shown(before, after, marked, shown, hidden):
 
 
 def test_a_new_file_is_diffed_from_nothing():
-    assert masked_diff("/etc/x/node.env", None, "A=1\n").splitlines()[:2] == ["--- /dev/null",
-                                                                                "+++ /etc/x/node.env (after)"]
+    headers = masked_diff("/etc/x/node.env", None, "A=1\n").splitlines()[:2]
+    assert headers == ["--- /dev/null", "+++ /etc/x/node.env (after)"]
 
 
 def test_another_owner_rewrites_the_file():

@@ -13,9 +13,8 @@ import dataclasses
 import re
 import typing as t
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._network import in_cidr
-
-TROUBLESHOOTING = "https://github.com/inferops/vllm_cluster/blob/main/docs/troubleshooting.md"
 
 # One template per check; docs/troubleshooting.md quotes them and a test keeps both in step.
 MESSAGES: dict[str, str] = {

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import secrets
 
-TROUBLESHOOTING = "https://github.com/inferops/vllm_cluster/blob/main/docs/troubleshooting.md"
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
 
 MESSAGES = {
     "F21_DIFFERS": (

@@ -18,7 +18,7 @@ import urllib.error
 
 from ansible.module_utils.urls import open_url
 
-TROUBLESHOOTING = "https://github.com/inferops/vllm_cluster/blob/main/docs/troubleshooting.md"
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
 
 # docs/troubleshooting.md quotes them and a test keeps both in step.
 MESSAGES: dict[str, str] = {

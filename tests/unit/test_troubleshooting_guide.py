@@ -7,10 +7,12 @@ import pathlib
 import shutil
 import re
 
+import yaml
+
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._mp_launcher import MESSAGES as MP_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._rank_env import MESSAGES as RANK_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_checks import MESSAGES as RAY_MESSAGES
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_checks import TROUBLESHOOTING
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_token import MESSAGES as TOKEN_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._vllm_serving import MESSAGES as SERVING_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights import MESSAGES as WEIGHTS_MESSAGES
@@ -104,3 +106,14 @@ def test_the_guide_quotes_preflight_wiring_messages_verbatim():
     ]
     for message in messages:
         assert message and message in GUIDE, message
+
+
+def test_the_guides_address_is_written_once_for_python_and_once_for_the_playbooks():
+    # module_utils/_guide.py for the modules' messages; vllm_cluster_troubleshooting_url for the roles and playbooks
+    variables = yaml.safe_load((REPO / "roles" / "vllm_cluster" / "vars" / "main.yml").read_text())
+    assert variables["vllm_cluster_troubleshooting_url"] == TROUBLESHOOTING
+    written = sorted(str(path.relative_to(REPO)) for folder in ("plugins", "roles", "playbooks")
+                     for path in (REPO / folder).rglob("*") if path.is_file() and path.suffix in (".py", ".yml", ".j2")
+                     and TROUBLESHOOTING in path.read_text())
+    assert written == ["plugins/module_utils/_guide.py", "plugins/modules/ray_cluster_check.py",
+                       "roles/vllm_cluster/vars/main.yml"]

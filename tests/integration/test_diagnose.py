@@ -27,6 +27,8 @@ def test_an_unreachable_node_is_marked_and_the_rest_reported(lab, tmp_path, unch
     assert "| spark-2 | spark-1 (198.18.1.12) | 6379 | Ray GCS | open |" in text, text
     assert "| spark-1 | spark-2 (198.18.1.13) | 6379 |" not in text, "the GCS is the head's alone"
     assert "UNREACHABLE spark-9: nothing could be read from it" in output
+    # the guide's address as the roles know it (vllm_cluster_troubleshooting_url), read from a reachable node
+    assert "Troubleshooting guide: https://github.com/inferops/vllm_cluster/blob/main/docs/troubleshooting.md\n" in text
 
 
 @pytest.mark.readonly

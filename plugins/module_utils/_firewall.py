@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import typing as t
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ports import tcp_port
+
 MESSAGES = {
     "port": "{host}: {variable}={value} is not a TCP port (1-65535). Fix: set it to the port number.",
     "confirm_port": "{host}: ray_firewall_confirm_port={value} is not a TCP port (1-65535, or 0 to rely on Ansible's "
@@ -35,14 +37,6 @@ MESSAGES = {
 }
 
 
-def _port(value: t.Any) -> int | None:
-    try:
-        port = int(str(value).strip())
-    except ValueError:
-        return None
-    return port if 1 <= port <= 65535 else None
-
-
 def admitted_ports(host: str, ports: t.Mapping[str, t.Any], extra: t.Iterable[t.Any] = (),
                    required: t.Iterable[str] = ()) -> dict[str, t.Any]:
     """The TCP ports new connections may reach from outside the interconnect: each named port (variable ->
@@ -53,7 +47,7 @@ def admitted_ports(host: str, ports: t.Mapping[str, t.Any], extra: t.Iterable[t.
     named = [(variable, value) for variable, value in ports.items() if value not in (None, "") or variable in required]
     named += [("ray_firewall_management_ports", value) for value in extra]
     for variable, value in named:
-        port = _port(value)
+        port = tcp_port(value)
         if port is None:
             problems.append(MESSAGES["port"].format(host=host, variable=variable, value=value))
         else:
@@ -65,7 +59,7 @@ def confirm_problems(host: str, port: t.Any, seconds: t.Any) -> list[str]:
     """The confirmation's settings that cannot work: a probe port that is no port (0 turns the probe off), a guard
     that would put the rules back before the controller could confirm them (under 10 s)."""
     problems = []
-    if str(port).strip() != "0" and _port(port) is None:
+    if str(port).strip() != "0" and tcp_port(port) is None:
         problems.append(MESSAGES["confirm_port"].format(host=host, value=port))
     try:
         enough = int(str(seconds).strip()) >= 10

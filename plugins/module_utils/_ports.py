@@ -95,9 +95,11 @@ def _value(values: t.Mapping[str, t.Any], variable: str, fallback: int) -> t.Any
     return fallback if value is None or str(value).strip() == "" else value
 
 
-def _tcp(value: t.Any) -> int | None:
+def tcp_port(value: t.Any) -> int | None:
+    """A TCP port (1-65535) written as plain ASCII digits, else None. The one reading of a port setting: the
+    registry's checks and the firewall's both use it (no '+22', '2_2' or '²', which int() would take or trip on)."""
     text = str(value).strip()
-    return int(text) if text.isdigit() and 1 <= int(text) <= 65535 else None
+    return int(text) if text.isascii() and text.isdigit() and 1 <= int(text) <= 65535 else None
 
 
 def _open(port: Port, traits: t.Mapping[str, t.Any], weights_staged: bool) -> bool:
@@ -131,10 +133,11 @@ def problems(values: t.Mapping[str, t.Any], traits: t.Mapping[str, t.Any], weigh
     within it): not TCP, given to two variables, inside Ray's workers' range (where Ray runs), a range upside down."""
     ports = opened(values, traits, True, weights_staged)
     limits = worker_range(values, traits)
-    found = [MESSAGES["NOT_TCP"].format(name=name, value=value) for name, value in ports.items() if _tcp(value) is None]
+    found = [MESSAGES["NOT_TCP"].format(name=name, value=value)
+             for name, value in ports.items() if tcp_port(value) is None]
     if limits is not None:
         found += [MESSAGES["NOT_TCP"].format(name=name, value=value)
-                  for name, value in zip((RANGE_LOW, RANGE_HIGH), limits) if _tcp(value) is None]
+                  for name, value in zip((RANGE_LOW, RANGE_HIGH), limits) if tcp_port(value) is None]
     if found:
         return found
     if limits is not None and int(limits[0]) >= int(limits[1]):
@@ -158,7 +161,7 @@ def probes(values: t.Mapping[str, t.Any], traits: t.Mapping[str, t.Any], is_head
     by_variable = {port.variable: port for port in PORTS}
     return [{"name": by_variable[variable].name, "port": int(value), "transient": by_variable[variable].transient}
             for variable, value in opened(values, traits, is_head, weights_staged, reach="interconnect").items()
-            if _tcp(value) is not None]
+            if tcp_port(value) is not None]
 
 
 def docs_table() -> str:

@@ -20,6 +20,10 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._firewall im
           "spark-1: ray_firewall_management_ports=70000 is not a TCP port (1-65535). Fix: set it to the port number."]),
     ("zero", {"ray_firewall_ssh_port": 0}, [],
      [], ["spark-1: ray_firewall_ssh_port=0 is not a TCP port (1-65535). Fix: set it to the port number."]),
+    # read as the port registry reads a port (one reading): what int() alone would have taken
+    ("a sign or an underscore", {"ray_firewall_ssh_port": "+22"}, ["9_100"],
+     [], ["spark-1: ray_firewall_ssh_port=+22 is not a TCP port (1-65535). Fix: set it to the port number.",
+          "spark-1: ray_firewall_management_ports=9_100 is not a TCP port (1-65535). Fix: set it to the port number."]),
 ])
 def test_admitted_ports(case, ports, extra, expected, problems):
     assert admitted_ports("spark-1", ports, extra) == {"ports": expected, "problems": problems}, case

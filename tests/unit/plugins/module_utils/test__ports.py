@@ -107,3 +107,13 @@ def test_what_diagnose_probes(case, traits, is_head, expected):
 
 def test_the_documentation_shows_the_table():
     assert _ports.docs_table() in (ROOT / "docs" / "architecture.md").read_text()
+
+
+@pytest.mark.parametrize("value, expected", [
+    (22, 22), ("8000", 8000), (" 6379 ", 6379), (65535, 65535), (1, 1),
+    (0, None), (65536, None), ("", None), (None, None), ("ssh", None), ("-22", None),
+    # what int() alone would take ('+22', '2_2') or trip over ('²' passes isdigit() but not int())
+    ("+22", None), ("2_2", None), ("\u00b2", None), ("\u0663", None),
+])
+def test_the_one_reading_of_a_port(value, expected):
+    assert _ports.tcp_port(value) == expected

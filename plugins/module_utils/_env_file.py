@@ -30,6 +30,11 @@ def _lines(text: str) -> list[str]:
     return text.split("\n")
 
 
+def _keys(names: t.Iterable[str]) -> set[str]:
+    """Names as compared here: stripped, case aside (the operator's list, the file's names)."""
+    return {str(name).strip().upper() for name in names}
+
+
 def _masked(name: str, marked: set[str], clear: set[str] | None) -> bool:
     key = name.strip().upper()
     if secret_name(name) or key in marked:
@@ -39,13 +44,18 @@ def _masked(name: str, marked: set[str], clear: set[str] | None) -> bool:
 
 def shown_names(text: str, secret_names: t.Iterable[str] = ()) -> set[str]:
     """The names whose values mask_env_text shows in clear in this text."""
-    marked = {str(name).strip().upper() for name in secret_names}
+    marked = _keys(secret_names)
     return {name for name in _values(text) if not _masked(name, marked, None)}
 
 
 def _values(text: str) -> dict[str, str]:
     return {name.strip().upper(): value for name, sep, value in (line.partition("=") for line in _lines(text))
             if sep and not name.lstrip().startswith("#")}
+
+
+def _lines_kept(text: str) -> list[str]:
+    """The lines with their \\n, as difflib wants them (split on \\n alone, as _lines)."""
+    return re.findall(r"[^\n]*\n|[^\n]+$", text)
 
 
 def mask_env_text(text: str, secret_names: t.Iterable[str] = (), clear: t.Iterable[str] | None = None,
@@ -55,9 +65,8 @@ def mask_env_text(text: str, secret_names: t.Iterable[str] = (), clear: t.Iterab
     With `clear`, only the values of those names are shown at all: the old side of a diff, where a name the
     operator has since removed, or marked secret only now, must not show the value it had. A masked value of a
     name in `changed` reads `**** (changed)`, so that a changed secret still shows as a line of the diff."""
-    marked = {str(name).strip().upper() for name in secret_names}
-    allowed = None if clear is None else {str(name).strip().upper() for name in clear}
-    differ = {str(name).strip().upper() for name in changed}
+    marked, differ = _keys(secret_names), _keys(changed)
+    allowed = None if clear is None else _keys(clear)
     lines = []
     for line in _lines(text):
         name, sep, _value = line.partition("=")
@@ -75,7 +84,7 @@ def masked_diff(path: str, before: str | None, after: str, secret_names: t.Itera
     changed = {name for name in new_values if name in old_values and old_values[name] != new_values[name]}
     old = mask_env_text(before or "", names, clear=shown_names(after, names))
     new = mask_env_text(after, names, changed=changed)
-    return "".join(difflib.unified_diff(re.findall(r"[^\n]*\n|[^\n]+$", old), re.findall(r"[^\n]*\n|[^\n]+$", new),
+    return "".join(difflib.unified_diff(_lines_kept(old), _lines_kept(new),
                                         fromfile=f"{path} (before)" if before is not None else "/dev/null",
                                         tofile=f"{path} (after)"))
 

@@ -19,8 +19,9 @@ NEEDS = ("always", "runs_ray", "rendezvous", "weights_staged")
 HOSTS = ("head", "every_node")
 # Who must reach it: the other nodes over the interconnect, clients on the management side, or the node itself.
 REACH = ("interconnect", "management", "loopback")
-# What holds it: a running one of these is the port's rightful owner (preflight's free-port check skips it).
-OWNERS = ("ray", "vllm", "weights")
+# What holds it: a running one of these is the port's rightful owner (preflight's free-port check skips it); link is
+# the link gate's rank 0, for the seconds it measures.
+OWNERS = ("ray", "vllm", "weights", "link")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,6 +64,8 @@ PORTS: tuple[Port, ...] = (
          "vllm", 29501),
     Port("vllm_cluster_weights_port", "weights staging (while copying)", "head", "weights_staged", "interconnect",
          "weights", 29510, transient=True),
+    Port("vllm_cluster_link_port", "link gate rendezvous (while measuring)", "head", "always", "interconnect", "link",
+         29520, transient=True),
 )
 
 # Ray's workers take their ports from this range on every node (the ranks' actors, the driver's).

@@ -11,6 +11,12 @@ for hierarchy in /sys/fs/cgroup/*; do
   mount -o remount,bind,rw "$hierarchy"
 done
 
+# An installed host has a machine id of its own, kept across reboots: made once, at this node's first start (the
+# image leaves /etc/machine-id empty; a restart keeps the container's file).
+if [ ! -s /etc/machine-id ]; then
+  tr -d '-' </proc/sys/kernel/random/uuid >/etc/machine-id
+fi
+
 # Real servers name their ports by slot (enp1s0f1np1 on one, enP2p1s0f1np1 on another): a lab node given
 # LAB_INTERCONNECT_NAME carries its interconnect address on an interface of that name, not Docker's ethN,
 # so the nodes of one lab disagree on the name as such hosts do. Again at every start: Docker names it anew.

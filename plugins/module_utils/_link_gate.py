@@ -36,21 +36,21 @@ MESSAGES = {
     "SLOW": "[F25] {pair}: bus bandwidth {figures}, below vllm_cluster_min_bus_bandwidth={threshold} GB/s "
             "(transport {transport}). Tensor parallelism runs this collective at every layer: the "
             "model would serve at this pace. Likely causes: " + CAUSES + ". Nothing of Ray or vLLM was changed. "
-            "Fix: {guide}#f25; measure again with site.yml --tags link.",
+            "Fix: {doc}#f25; measure again with site.yml --tags link.",
     "NO_RESULT": "[F25] {host}: the link gate's rank gave no result: {error}. {hint}Nothing of Ray or vLLM was "
-                 "changed. Fix: {guide}#f25.",
+                 "changed. Fix: {doc}#f25.",
     "SOCKETS": "[F25] {host}: NCCL carried the gate over {transport} ({devices}) where vllm_cluster_rdma=true asks for "
                "RDMA (NET/IB): the link gives a fraction of its bandwidth this way (F23). Fix: check "
                "vllm_cluster_nccl_ib_hca against `ibdev2netdev` on {host} and that /dev/infiniband reaches the "
-               "container; {guide}#f25.",
+               "container; {doc}#f25.",
     "NCCL_BUILDS": "[F25] the nodes load different NCCL builds: {builds}. Two builds of one NCCL version have hung "
                    "after 20-30 minutes under load. Fix: serve one image on every node, without a pip-installed "
-                   "NCCL beside the image's own; {guide}#f25.",
+                   "NCCL beside the image's own; {doc}#f25.",
     "NO_IMAGE": "[F25] {host}: the serving image {image} is not on the node, so the link gate cannot run there and "
                 "nothing that depends on the interconnect goes on. Fix: run site.yml (or --tags docker_runtime, which "
-                "loads it) before --tags link; {guide}#f25.",
+                "loads it) before --tags link; {doc}#f25.",
     "NO_TRANSPORT": "[F25] {host}: NCCL's log names no network transport (NET/IB or NET/Socket), so the gate cannot "
-                    "say what carried it. Fix: check that the image's NCCL honours NCCL_DEBUG_FILE; {guide}#f25.",
+                    "say what carried it. Fix: check that the image's NCCL honours NCCL_DEBUG_FILE; {doc}#f25.",
 }
 
 HINTS = {
@@ -135,7 +135,7 @@ def plan(inputs: t.Mapping[str, t.Mapping[str, t.Any]], settings: t.Mapping[str,
         return {"measure": False, "fingerprint": current, "problems": [],
                 "reason": "vllm_cluster_link_gate=off: the interconnect is not measured before vLLM loads"}
     guide = settings.get("guide") or TROUBLESHOOTING
-    problems = [MESSAGES["NO_IMAGE"].format(host=host, image=settings.get("image", "?"), guide=guide)
+    problems = [MESSAGES["NO_IMAGE"].format(host=host, image=settings.get("image", "?"), doc=guide)
                 for host in settings["hosts"] if not (inputs.get(host) or {}).get("image_id")]
     measure, reason = _measure(inputs, settings, record or {}, mode, current)
     absent = [host for host in settings["hosts"] if host not in set(present)]
@@ -174,7 +174,7 @@ def _hint(error: str, settings: t.Mapping[str, t.Any]) -> str:
         return HINTS["output"]
     if "deadline" in error:
         return HINTS["deadline"]
-    if any(word in error for word in ("TCPStore", "connect", "timed out", "Timeout", "rendezvous")):
+    if any(word in error.lower() for word in ("store", "connect", "timed out", "timeout", "rendezvous")):
         return HINTS["rendezvous"].format(address=settings["address"], port=settings["port"],
                                           timeout=settings["connect_timeout"])
     return ""
@@ -195,7 +195,7 @@ def verdict(answers: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any]) -> 
         if not answer or not answer.get("ok"):
             error = str((answer or {}).get("error") or "")
             problems.append(MESSAGES["NO_RESULT"].format(host=host, error=error or "no answer in its output",
-                                                         hint=_hint(error, settings), guide=guide))
+                                                         hint=_hint(error, settings), doc=guide))
     good = {host: answers[host] for host in hosts if answers.get(host) and answers[host].get("ok")}
     head = good.get(hosts[0]) if hosts else None
     rows = list((head or {}).get("rows") or [])
@@ -207,25 +207,25 @@ def verdict(answers: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any]) -> 
         slow = [row for row in slow if row["busbw"] < threshold]
         if slow:
             problems.append(MESSAGES["SLOW"].format(pair=" <-> ".join(hosts), figures=_figures(slow),
-                                                    threshold=threshold, transport=transport, guide=guide))
+                                                    threshold=threshold, transport=transport, doc=guide))
         for pair in pairs:
             if pair["row"]["busbw"] < threshold:
                 problems.append(MESSAGES["SLOW"].format(
                     pair=" <-> ".join(hosts[rank] for rank in pair["ranks"]),
                     figures=_figures([pair["row"]]) + " (these two nodes alone)", threshold=threshold,
-                    transport=transport, guide=guide))
+                    transport=transport, doc=guide))
     if settings.get("backend") == "nccl":
         for host, answer in good.items():
             link = answer.get("link") or {}
             if not link.get("transport"):
-                problems.append(MESSAGES["NO_TRANSPORT"].format(host=host, guide=guide))
+                problems.append(MESSAGES["NO_TRANSPORT"].format(host=host, doc=guide))
             elif settings.get("rdma") and link["transport"] != "IB":
                 problems.append(MESSAGES["SOCKETS"].format(host=host, transport=link["transport"],
                                                            devices=", ".join(link.get("devices") or []) or "?",
-                                                           guide=guide))
+                                                           doc=guide))
         builds = {host: answer.get("nccl") or {} for host, answer in good.items()}
         if len({(build.get("version"), build.get("sha256")) for build in builds.values()}) > 1:
-            problems.append(MESSAGES["NCCL_BUILDS"].format(guide=guide, builds="; ".join(
+            problems.append(MESSAGES["NCCL_BUILDS"].format(doc=guide, builds="; ".join(
                 f"{host} {build.get('version', '?')} {build.get('path', '?')} sha256 {str(build.get('sha256', '?'))[:12]}"
                 for host, build in builds.items())))
     ranks = {host: {"link": (answer or {}).get("link") or {}, "nccl": (answer or {}).get("nccl") or {},

@@ -39,11 +39,14 @@ def test_a_rows_fallback_is_its_roles_default(variable):
          [port.variable for port in _ports.PORTS if port.needs in ("runs_ray", "always")]),
         ("ray worker: only the every-node ports", RAY, False, False, (), RAY_WORKER_PORTS),
         ("mp head: the API and the rendezvous, no Ray", MP, True, False, (),
-         ["vllm_server_port", "vllm_cluster_mp_master_port"]),
+         ["vllm_server_port", "vllm_cluster_mp_master_port", "vllm_cluster_link_port"]),
         ("mp worker: nothing of its own", MP, False, False, (), []),
         ("staged weights on the head", MP, True, True, (),
-         ["vllm_server_port", "vllm_cluster_mp_master_port", "vllm_cluster_weights_port"]),
-        ("vLLM already runs: its ports are its own", MP, True, True, ("vllm",), ["vllm_cluster_weights_port"]),
+         ["vllm_server_port", "vllm_cluster_mp_master_port", "vllm_cluster_weights_port", "vllm_cluster_link_port"]),
+        ("vLLM already runs: its ports are its own", MP, True, True, ("vllm",),
+         ["vllm_cluster_weights_port", "vllm_cluster_link_port"]),
+        ("the link gate measures: its port is its own", MP, True, False, ("link",),
+         ["vllm_server_port", "vllm_cluster_mp_master_port"]),
         ("Ray already runs on a worker", RAY, False, False, ("ray",), []),
     ],
 )
@@ -53,7 +56,7 @@ def test_what_a_host_opens(case, traits, is_head, staged, held, expected):
 
 def test_a_set_value_wins_over_the_fallback_and_empty_falls_back():
     opened = _ports.opened({"vllm_server_port": "9000", "vllm_cluster_mp_master_port": ""}, MP)
-    assert opened == {"vllm_server_port": "9000", "vllm_cluster_mp_master_port": 29501}
+    assert opened == {"vllm_server_port": "9000", "vllm_cluster_mp_master_port": 29501, "vllm_cluster_link_port": 29520}
 
 
 @pytest.mark.parametrize(
@@ -77,6 +80,8 @@ def test_a_set_value_wins_over_the_fallback_and_empty_falls_back():
         ("the weights port on the rendezvous", MP, {"vllm_cluster_weights_port": 29501}, True,
          ["vllm_cluster_mp_master_port=29501 is also given to vllm_cluster_weights_port."]),
         ("weights not staged: its port opens nothing", MP, {"vllm_cluster_weights_port": 29501}, False, []),
+        ("the link gate's port on the rendezvous", MP, {"vllm_cluster_link_port": 29501}, False,
+         ["vllm_cluster_mp_master_port=29501 is also given to vllm_cluster_link_port."]),
         # without Ray, Ray's ports and range open nothing
         ("mp: a port inside Ray's range is fine", MP, {"vllm_server_port": 12000}, False, []),
         ("mp: Ray's ports are not checked", MP, {"vllm_cluster_ray_port": 8000}, False, []),
@@ -93,8 +98,9 @@ def test_what_preflight_refuses(case, traits, values, staged, expected):
          {"Ray GCS": 6379, "Ray raylet": 6380, "Ray object manager": 6381, "Ray dashboard agent (gRPC)": 6382,
           "Ray metrics export": 6383, "Ray runtime-env agent": 6384, "Ray dashboard agent (HTTP)": 52365,
           "Ray client server": 10001, "Ray autoscaler metrics": 44217, "Ray dashboard metrics": 44227,
-          "weights staging (while copying)": 29510}),
-        ("mp head", MP, True, {"vLLM rendezvous (torch's TCP store)": 29501, "weights staging (while copying)": 29510}),
+          "weights staging (while copying)": 29510, "link gate rendezvous (while measuring)": 29520}),
+        ("mp head", MP, True, {"vLLM rendezvous (torch's TCP store)": 29501, "weights staging (while copying)": 29510,
+                               "link gate rendezvous (while measuring)": 29520}),
         ("mp worker", MP, False, {}),
     ],
 )
@@ -102,7 +108,7 @@ def test_what_diagnose_probes(case, traits, is_head, expected):
     probes = _ports.probes({}, traits, is_head, weights_staged=True)
     assert {probe["name"]: probe["port"] for probe in probes} == expected, case
     assert [probe["name"] for probe in probes if probe["transient"]] == (
-        ["weights staging (while copying)"] if is_head else [])
+        ["weights staging (while copying)", "link gate rendezvous (while measuring)"] if is_head else [])
 
 
 def test_the_documentation_shows_the_table():

@@ -116,8 +116,8 @@ def _differences(old: t.Mapping[str, t.Any], new: t.Mapping[str, t.Any]) -> list
         if before is None:
             found.append(f"{host} is new to the gate")
             continue
-        found += [f"{host}: {name} {before.get(name, '')!r} -> {value!r}" for name, value in values.items()
-                  if before.get(name, "") != value]
+        found += [f"{host}: {name} {before.get(name, '') or '(none)'} -> {value or '(none)'}"
+                  for name, value in values.items() if before.get(name, "") != value]
     if old.get("settings") != new["settings"]:
         found.append("the gate's settings changed")
     return found

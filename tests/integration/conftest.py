@@ -20,8 +20,10 @@ VALIDATE_CHECK = "Wait for every inventory host in Ray's node table, then check 
 # What a group's playbooks are given so that they do not look at what the group beside it changes (tests/suite runs
 # two groups at once): the weights group puts strangers and leftovers on the weights port, which every other
 # preflight checks on the head (a runtime-image test once failed on "vllm_cluster_weights_port=29510 already in use").
+# Likewise the link gate's port: a group that changes the image measures the link again, perhaps while the other
+# group's run measures it too.
 GROUP_EXTRA_VARS = {
-    "runtime-image": ["-e", "vllm_cluster_weights_port=29511"],
+    "runtime-image": ["-e", "vllm_cluster_weights_port=29511", "-e", "vllm_cluster_link_port=29521"],
 }
 
 

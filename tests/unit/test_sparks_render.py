@@ -339,3 +339,33 @@ def test_weights_travel_over_the_interconnect_and_every_container_runs_offline(r
     assert env_file(render, host)["HF_HUB_OFFLINE"] == "1"
     if (render / host / "vllm.env").exists():
         assert env_file(render, host, "vllm.env")["HF_HUB_OFFLINE"] == "1"
+
+
+@pytest.mark.parametrize("host, rank", [("spark-1", 0), ("spark-2", 1)])
+def test_the_link_gate_runs_nccl_in_the_serving_image_as_a_spark_would(render, host, rank):
+    gate = container(render, host, "link_gate.json")
+    spec, settings = gate["spec"], gate["settings"]
+    # the image, devices, limits, network and pinned environment vLLM's ranks get
+    ray = container(render, host)
+    for key in ("image", "network_mode", "ipc_mode", "device_requests", "devices", "ulimits", "capabilities",
+                "env_file"):
+        assert spec[key] == ray[key], key
+    assert spec["devices"] == ["/dev/infiniband:/dev/infiniband"] and "memlock:-1:-1" in spec["ulimits"]
+    # NCCL's own account of its library and transport, in the gate's container only, into the file it reads back
+    assert spec["env"] == {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET",
+                           "NCCL_DEBUG_FILE": "/tmp/nccl-link-gate.%h.%p.log"}
+    assert "NCCL_DEBUG" not in env_file(render, host)  # never in the serving containers' environment
+    # the HCAs and the interface NCCL is told to use come from the node's env file the gate reads
+    pinned = env_file(render, host)
+    assert pinned["NCCL_IB_HCA"] == "rocep1s0f1,roceP2p1s0f1"
+    assert pinned["NCCL_SOCKET_IFNAME"] == f"={INTERCONNECT_IFACE}"
+    assert spec["volumes"] == [] and spec["labels"]["inferops.vllm_cluster.component"] == "link-gate"
+    assert spec["entrypoint"] == ["python3"] and spec["command"][0] == "-c"
+    params = json.loads(spec["command"][2])
+    assert (params["rank"], params["world"], params["host"]) == (rank, 2, host)
+    assert (params["backend"], params["address"], params["port"]) == ("nccl", "192.168.200.12", 29520)
+    assert params["max_bytes"] == 1 << 30
+    assert params["nccl_log_glob"] == "/tmp/nccl-link-gate.*.log"
+    # NVIDIA's figures for a direct ConnectX-7 link (inventories/sparks says why), RDMA expected
+    assert settings["min_bus_bandwidth"] == 10.0 and settings["rdma"] is True
+    assert not any(address in spec["command"][2] for address in MANAGEMENT)

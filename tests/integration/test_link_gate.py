@@ -1,0 +1,116 @@
+"""The link gate (F25) on the lab: Gloo over the interconnect in the serving image, for real. A healthy link passes
+and a run that changes nothing does not measure it again; a throttled port fails the run before any Ray or vLLM
+container changes; an MTU lowered on one side warns or fails as F12's setting says."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+
+import pytest
+
+from conftest import task_outcome
+
+MIB = 1 << 20
+LARGEST = 16 * MIB  # the lab's link_gate_max_bytes (inventories/lab/group_vars/all/cluster.yml)
+MEASURE = "Measure the interconnect and judge it (F25)"
+
+
+def record_of(output: str) -> dict:
+    """The record the run wrote, at the path its task names."""
+    match = re.search(r"Write the gate's record \((/[^)]+)\)", output)
+    assert match, output[-3000:]
+    return json.loads(pathlib.Path(match.group(1)).read_text())
+
+
+def flat(output: str) -> str:
+    """The output with the callback's line wrapping undone."""
+    return " ".join(output.split())
+
+
+def largest(record: dict) -> dict:
+    return {row["op"]: row for row in record["rows"] if row["bytes"] == LARGEST}
+
+
+def test_a_healthy_link_passes_and_a_run_that_changes_nothing_measures_it_no_more(lab, tmp_path):
+    before = lab.containers()
+    first = lab.playbook(tmp_path, "--tags", "link", "-e", "vllm_cluster_link_gate=always")
+    output = first.stdout + first.stderr
+    assert first.returncode == 0, output[-3000:]
+    assert "link gate: measuring: vllm_cluster_link_gate=always." in flat(output)
+    record = record_of(output)
+    assert record["passed"] and record["problems"] == [] and record["backend"] == "gloo"
+    figures = largest(record)
+    assert set(figures) == {"all_reduce", "all_gather"}
+    assert record["threshold_gbps"] > 0
+    assert all(row["busbw"] >= record["threshold_gbps"] for row in figures.values()), figures
+    # each rank on its own node's interconnect interface (the env file's pinning), not the management one
+    assert record["ranks"]["spark-1"]["link"] == {"transport": "Socket", "devices": ["eth1"]}
+    assert record["ranks"]["spark-2"]["link"] == {"transport": "Socket", "devices": ["ic0"]}
+    nodes = record["measured_with"]["nodes"]
+    assert nodes["spark-1"]["machine_id"] and nodes["spark-1"]["machine_id"] != nodes["spark-2"]["machine_id"]
+    assert nodes["spark-2"]["address"] == "198.18.1.13"
+    assert re.search(r"all_gather\s+16 MiB\s+[\d.]+\s+[\d.]+\s+[\d.]+", output), output[-3000:]
+    # a measurement: the gate's containers are gone, nothing else changed
+    assert lab.containers() == before
+
+    again = lab.playbook(tmp_path, "--tags", "link")
+    output = again.stdout + again.stderr
+    assert again.returncode == 0, output[-3000:]
+    assert f"link gate: not measuring: the gate passed on {record['date']}" in flat(output)
+    assert task_outcome(output, MEASURE, "spark-1") == "skipping"
+    assert lab.containers() == before
+
+
+def test_a_throttled_port_fails_the_run_before_ray_or_vllm_change(lab, tmp_path):
+    # spark-2's interconnect port at 100 Mbit/s: the lab's link measures 0.3-0.8 GB/s, this 0.012
+    lab.node("spark-2", "tc", "qdisc", "add", "dev", "ic0", "root", "tbf", "rate", "100mbit", "burst", "64kb",
+             "latency", "50ms")
+    try:
+        before = lab.containers()
+        # had the gate passed, this run would restart Ray and vLLM on both nodes
+        output = lab.expect_failure(
+            tmp_path, ["[F25] spark-1 <-> spark-2: bus bandwidth", "below vllm_cluster_min_bus_bandwidth=0.1 GB/s",
+                       "(transport Socket)", "Nothing of Ray or vLLM was changed."],
+            "--tags", "link,ray,vllm", "-e", "vllm_cluster_restart=true", "-e", "vllm_cluster_link_gate=always")
+        assert lab.containers() == before
+        record = record_of(output)
+        assert not record["passed"]
+        slow = [row["busbw"] for row in largest(record).values()]
+        assert slow and all(value < 0.1 for value in slow), record["rows"]
+        assert f"{slow[0]} GB/s in all_reduce at 16 MiB" in flat(output)
+    finally:
+        lab.node("spark-2", "tc", "qdisc", "del", "dev", "ic0", "root")
+    # the failed record is no reason to skip: the next run measures again, and passes on the healed link
+    healed = lab.playbook(tmp_path, "--tags", "link")
+    output = healed.stdout + healed.stderr
+    assert healed.returncode == 0, output[-3000:]
+    assert "link gate: measuring: the last gate (" in flat(output) and ") failed." in flat(output)
+
+
+def test_an_mtu_lowered_on_one_side_warns_and_measures_or_fails_as_f12_says(lab, tmp_path):
+    mtu = lab.node("spark-2", "cat", "/sys/class/net/ic0/mtu").stdout.strip()
+    lab.node("spark-2", "ip", "link", "set", "dev", "ic0", "mtu", "1400")
+    try:
+        warned = lab.playbook(tmp_path, "--tags", "link")
+        output = warned.stdout + warned.stderr
+        assert warned.returncode == 0, output[-3000:]
+        assert f"WARNING [F12] interconnect MTU differs between nodes: spark-1 eth1 {mtu}, spark-2 ic0 1400" \
+            in flat(output)
+        # a changed interconnect is measured again, whatever the last record says
+        assert f"link gate: measuring: what the last gate measured with changed: spark-2: mtu {mtu} -> 1400" \
+            in flat(output)
+        assert record_of(output)["measured_with"]["nodes"]["spark-2"]["mtu"] == "1400"
+
+        refused = lab.expect_failure(tmp_path, ["[F12] interconnect MTU differs between nodes"],
+                                     "--tags", "link", "-e", "vllm_cluster_mtu_mismatch=fail")
+        assert "link gate:" not in refused  # stopped by preflight, before anything was measured
+    finally:
+        lab.node("spark-2", "ip", "link", "set", "dev", "ic0", "mtu", mtu)
+    # back as it was: measured again (what the next run would do anyway), the record at the MTU the lab has
+    restored = lab.playbook(tmp_path, "--tags", "link")
+    output = restored.stdout + restored.stderr
+    assert restored.returncode == 0, output[-3000:]
+    assert f"spark-2: mtu 1400 -> {mtu}" in flat(output)
+    assert record_of(output)["measured_with"]["nodes"]["spark-2"]["mtu"] == mtu

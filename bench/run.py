@@ -50,6 +50,20 @@ def playbook(*args: str, inventories=LAB2, playbook_path: str = "site.yml", chec
             "output": result.stdout + result.stderr}
 
 
+def rewrite_section(header: str, lines: list[str]) -> None:
+    """Replaces one section of docs/benchmarks.md (from its header to the next), or appends it, leaving the other rows
+    as they were: a part measured alone (bench/weights.py, bench/link.py) rewrites only its own."""
+    path = REPO / "docs" / "benchmarks.md"
+    text = path.read_text()
+    if header in text:
+        start = text.index(header)
+        following = text.find("\n## ", start + len(header))
+        text = text[:start] + "\n".join(lines) + (text[following + 1:] if following >= 0 else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + "\n".join(lines)
+    path.write_text(text)
+
+
 def node(host: str, *argv: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(["docker", "exec", f"inferops-lab-{host}", *argv], text=True, capture_output=True, check=check)
 
@@ -287,12 +301,14 @@ def write_report(results: dict, minutes: float) -> None:
     lines += [f"| {name} | {usage} |" for name, usage in fp.items()]
     lines.append("")
     lines += results["weights"]["section"]
+    lines += results["link"]
     (REPO / "docs" / "benchmarks.md").write_text("\n".join(lines))
 
 
 def main() -> None:
     started = time.monotonic()
-    import weights  # bench/weights.py uses this module's helpers: imported once this one is loaded
+    import link  # bench/link.py and bench/weights.py use this module's helpers: imported once this one is loaded
+    import weights
     # One bring-up for every figure: the runtime image is loaded into spark-1 by the docker_runtime role,
     # the other three nodes start from a copy of that image store (seed_image_store); the figures for
     # two nodes use the first two while the others stand idle.
@@ -321,6 +337,7 @@ def main() -> None:
     results["restarts"] = restarts()
     staged = weights.measure()
     results["weights"] = {**staged, "section": weights.section(staged)}
+    results["link"] = link.section(link.measure())
     node("spark-1", "docker", "rm", "-f", "vllm-cluster-vllm")  # the scale rows compare Ray alone, as the 2-node row
     subprocess.run(["docker", "unpause", "inferops-lab-spark-3", "inferops-lab-spark-4"], check=True, capture_output=True)
     for count, inventories in ((3, LAB3), (4, LAB4)):

@@ -16,7 +16,7 @@ import sys
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from run import HEAD_IC, REPO, RUNS, log, node, playbook  # noqa: E402  (bench/run.py's helpers)
+from run import HEAD_IC, REPO, RUNS, log, node, playbook, rewrite_section  # noqa: E402  (bench/run.py's helpers)
 
 MODEL = "inferops-lab/bench-weights"
 HF_HOME = "/var/lib/inferops-vllm-cluster/huggingface"
@@ -168,20 +168,6 @@ def section(figures: dict) -> list[str]:
     ]
 
 
-def rewrite(figures: dict) -> None:
-    """Replaces this section of docs/benchmarks.md (or appends it), leaving the other rows as they were."""
-    path = REPO / "docs" / "benchmarks.md"
-    text = path.read_text()
-    lines = section(figures)
-    if HEADER in text:
-        start = text.index(HEADER)
-        following = text.find("\n## ", start + len(HEADER))
-        text = text[:start] + "\n".join(lines) + (text[following + 1:] if following >= 0 else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + "\n".join(lines)
-    path.write_text(text)
-
-
 if __name__ == "__main__":
-    rewrite(measure())
+    rewrite_section(HEADER, section(measure()))
     log("docs/benchmarks.md: weights staging rows rewritten")

@@ -73,7 +73,7 @@ def gate(*extra: str) -> tuple[dict, float]:
 
 def measure() -> dict:
     figures: dict = {"reduce": [], "gather": [], "tcp_12": [], "tcp_21": [], "measuring": [], "reading": []}
-    for _ in range(RUNS):
+    for unused in range(RUNS):
         record, seconds = gate("-e", "vllm_cluster_link_gate=always", "-e", f"link_gate_max_bytes={MAX_BYTES}")
         rows = {row["op"]: row for row in record["rows"] if row["bytes"] == MAX_BYTES}
         figures["reduce"].append(rows["all_reduce"]["busbw"])

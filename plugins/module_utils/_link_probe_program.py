@@ -99,7 +99,7 @@ def measure(dist, torch, op, size, iterations, device, group, world):
             dist.all_reduce(tensor, group=group)
     else:
         part = torch.ones(max(1, count // world), dtype=torch.float32, device=device)
-        outputs = [torch.empty_like(part) for _ in range(world)]
+        outputs = [torch.empty_like(part) for unused in range(world)]
 
         def run():
             dist.all_gather(outputs, part, group=group)
@@ -112,7 +112,7 @@ def measure(dist, torch, op, size, iterations, device, group, world):
     sync()
     dist.barrier(group=group)
     start = time.perf_counter()
-    for _ in range(iterations):
+    for unused in range(iterations):
         run()
     sync()
     elapsed = torch.tensor([(time.perf_counter() - start) / iterations], dtype=torch.float64, device=device)
@@ -153,9 +153,13 @@ def main(argv):
     params = json.loads(argv[1])
     rank, world = int(params["rank"]), int(params["world"])
     result = {"rank": rank, "host": params.get("host", ""), "hostname": socket.gethostname(), "ok": False}
-    # A rank that never meets the others (a node that cannot reach the head's port) ends here, not in a hang.
-    signal.signal(signal.SIGALRM, lambda *_: (emit(params, dict(result, error="deadline: the gate took longer than "
-                                                                     f"{params['limit']} s")), os._exit(3)))
+
+    def past_deadline(signum, frame):  # pylint: disable=unused-argument
+        # A rank that never meets the others, or hangs in a collective, answers and ends here, not in a hang.
+        emit(params, dict(result, error=f"deadline: the gate took longer than {params['limit']} s"))
+        os._exit(3)
+
+    signal.signal(signal.SIGALRM, past_deadline)
     signal.alarm(int(params["limit"]))
     deadline = time.monotonic() + int(params["budget"])
     try:
@@ -164,7 +168,7 @@ def main(argv):
         import torch.distributed as dist
     except ImportError as error:
         emit(params, dict(result, error=f"the serving image has no torch.distributed: {error}"))
-        return 0
+        return
     backend = params["backend"]
     device = "cuda:0" if backend == "nccl" else "cpu"
     result.update(backend=backend, torch=torch.__version__)
@@ -182,8 +186,8 @@ def main(argv):
         for other in range(1, world) if world > 2 else ():
             group = dist.new_group([0, other])
             if rank in (0, other):
-                pair_rows, _ = sweep(dist, torch, dict(params, max_bytes=rows[-1]["bytes"]), device, group, 2,
-                                     deadline, ops=("all_gather",))
+                pair_rows, unused = sweep(dist, torch, dict(params, max_bytes=rows[-1]["bytes"]), device, group, 2,
+                                          deadline, ops=("all_gather",))
                 pairs.append({"ranks": [0, other], "row": pair_rows[-1]})
             dist.barrier()
         result.update(ok=True, rows=rows, skipped=skipped, pairs=pairs)
@@ -201,8 +205,7 @@ def main(argv):
     else:
         result["link"] = {"transport": "Socket", "devices": [os.environ.get("GLOO_SOCKET_IFNAME", "")]}
     emit(params, result)
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    main(sys.argv)

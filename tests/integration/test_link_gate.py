@@ -8,8 +8,6 @@ import json
 import pathlib
 import re
 
-import pytest
-
 from conftest import task_outcome
 
 MIB = 1 << 20

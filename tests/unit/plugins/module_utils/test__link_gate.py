@@ -34,9 +34,9 @@ def answer(host, busbw_reduce=0.6, busbw_gather=0.5, **extra):
     return dict(base, **extra)
 
 
-def passed_record(inputs=INPUTS, settings=SETTINGS, passed=True):
-    judged = _link_gate.verdict({h: answer(h) for h in settings["hosts"]}, settings)
-    kept = _link_gate.record(judged, settings, inputs, "2026-12-05T12:00:00Z", "lab")
+def passed_record(passed=True):
+    judged = _link_gate.verdict({h: answer(h) for h in SETTINGS["hosts"]}, SETTINGS)
+    kept = _link_gate.record(judged, SETTINGS, INPUTS, "2026-12-05T12:00:00Z", "lab")
     return dict(kept, passed=passed)
 
 
@@ -170,9 +170,9 @@ def test_with_more_nodes_the_slow_pair_is_named():
     ("no answer at all", {"spark-2": None}, _link_gate.HINTS["output"]),
     ("the rendezvous failed", {"spark-2": {"ok": False, "error": "DistStoreError: Timed out after 61 seconds "
                                                                  "waiting for clients"}}, "198.18.1.12:29520"),
-    ("a client that never reached the store", {"spark-2": {"ok": False, "error": "DistNetworkError: The client socket "
-                                                          "has timed out after 60000ms while trying to connect to "
-                                                          "(198.18.1.12, 29520)."}}, "198.18.1.12:29520"),
+    ("a client that never reached the store",
+     {"spark-2": {"ok": False, "error": "DistNetworkError: The client socket has timed out after 60000ms while "
+                                        "trying to connect to (198.18.1.12, 29520)."}}, "198.18.1.12:29520"),
     ("past its deadline", {"spark-2": {"ok": False, "error": "deadline: the gate took longer than 120 s"}},
      _link_gate.HINTS["deadline"]),
 ])

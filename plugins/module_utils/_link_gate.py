@@ -151,11 +151,11 @@ def _measure(inputs: t.Mapping[str, t.Mapping[str, t.Any]], settings: t.Mapping[
         return True, "vllm_cluster_link_gate=always"
     if not record:
         return True, "no gate has measured this cluster yet"
+    if not record.get("passed"):
+        return True, f"the last gate ({record.get('date', '?')}) failed"
     if record.get("version") != RECORD_VERSION or record.get("fingerprint") != current:
         changed = _differences(record.get("measured_with") or {}, measured_with(inputs, settings))
         return True, "what the last gate measured with changed: " + ("; ".join(changed) or "its record's form")
-    if not record.get("passed"):
-        return True, f"the last gate ({record.get('date', '?')}) failed"
     return False, (f"the gate passed on {record.get('date', '?')} with this image, these nodes and this interconnect "
                    "(-e vllm_cluster_link_gate=always measures again)")
 

@@ -88,6 +88,8 @@ def test_a_rank_outside_the_cluster_is_refused():
     ("the pinned environment changed", {**INPUTS, "spark-1": dict(NODE, env_sha256="e9")}, "passed", "auto",
      PRESENT, True, "spark-1: env_sha256"),
     ("the last gate failed", INPUTS, "failed", "auto", PRESENT, True, "failed"),
+    ("the last gate failed, whatever else changed", {**INPUTS, "spark-2": dict(INPUTS["spark-2"], mtu="9000")},
+     "failed", "auto", PRESENT, True, "the last gate (2026-12-05T12:00:00Z) failed"),
     ("a node left out of the run", INPUTS, "none", "always", ["spark-1"], False, "spark-2 take(s) no part"),
 ])
 def test_whether_a_run_measures(case, inputs, record, mode, present, measure, reason):

@@ -10,7 +10,8 @@ version_added: 0.5.0
 author: inferops engineering (@inferops)
 description:
   - Reads the JSON file the link gate writes on the controller (C(vllm_cluster_records_dir)/link-gate.json).
-    A missing, unreadable or malformed file reads as no record (the gate then measures).
+    A missing, unreadable or malformed file, or one not of the gate's form, reads as no record (the gate then
+    measures).
 options:
   _terms:
     description: The record file's path.
@@ -36,6 +37,8 @@ import json
 
 from ansible.plugins.lookup import LookupBase
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _link_gate
+
 
 class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
@@ -46,5 +49,5 @@ class LookupModule(LookupBase):
                     document = json.load(handle)
             except (OSError, ValueError):
                 document = {}
-            records.append(document if isinstance(document, dict) else {})
+            records.append(_link_gate.valid_record(document))
         return records

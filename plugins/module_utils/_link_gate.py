@@ -25,8 +25,14 @@ NCCL_LOG_GLOB = "/tmp/nccl-link-gate.*.log"
 GRACE = 90
 MODES = ("auto", "always", "off")
 RECORD_VERSION = 1
-# What a run's inputs are made of, per node: a change in any of them measures again (mode auto).
-INPUTS = ("machine_id", "image_id", "interface", "address", "mtu", "env_sha256")
+# What a run's inputs are made of, per node: a change in any of them measures again (mode auto). The boot: a
+# ConnectX-7 can come up degraded after a reboot with nothing else changed; the link's speed as the NIC reports it.
+INPUTS = ("machine_id", "boot_id", "image_id", "interface", "address", "mtu", "speed", "env_sha256")
+# The settings the figures depend on (not the port, nor the threshold: a record is judged again under another one).
+MEASURING = ("hosts", "backend", "max_bytes", "iterations")
+# The kernel's id of the running boot; the role hashes it with the env file (roles/link_gate/vars: the same path).
+BOOT_ID = "/proc/sys/kernel/random/boot_id"
+PROGRAM_SHA256 = hashlib.sha256(PROGRAM_SOURCE.encode()).hexdigest()
 
 CAUSES = ("the wrong HCA or port (vllm_cluster_nccl_ib_hca), an MTU that differs between the nodes (F12), NCCL fallen "
           "back to sockets (F23), NCCL builds that differ between the nodes, or a throttled, shared or degraded link "
@@ -58,6 +64,7 @@ HINTS = {
                   "the head or the interconnect does not route between the nodes (F19). ",
     "deadline": "The gate outlived its deadline: a rank hung inside a collective (a link that drops large "
                 "messages, F12). ",
+    "peer": "Another rank ended first: its own message says why. ",
     "output": "The container's output could not be read back (Docker's log driver must be json-file, local or "
               "journald). ",
 }
@@ -96,12 +103,32 @@ def parse(output: t.Any) -> dict[str, t.Any] | None:
     return None
 
 
+def node_inputs(read: t.Mapping[str, t.Any]) -> dict[str, str]:
+    """One node's inputs from what the role read there: the facts as they are, the env file's and the boot id's
+    sha256 from sha256sum's lines ("<hash>  <path>"; a file it could not read has no line)."""
+    sums = {}
+    for line in read.get("sha256sum") or []:
+        digest, _sep, path = str(line).partition("  ")
+        sums[path] = digest
+    found = {name: str(read.get(name, "") or "") for name in INPUTS}
+    found.update(env_sha256=sums.get(str(read.get("env_file", "")), found["env_sha256"]),
+                 boot_id=sums.get(BOOT_ID, found["boot_id"]))
+    return found
+
+
+def _private(name: str, value: t.Any) -> str:
+    # systemd asks that a machine id not leave the machine as it is: the record keeps a hash made for this use
+    text = str(value if value is not None else "")
+    if name == "machine_id" and text:
+        return hashlib.sha256(f"inferops.vllm_cluster link gate {text}".encode()).hexdigest()[:16]
+    return text
+
+
 def measured_with(inputs: t.Mapping[str, t.Mapping[str, t.Any]], settings: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
-    """What a gate's figures depend on: every node's inputs and the gate's own settings (threshold left out: a
-    record measured under another threshold is judged again, not measured again)."""
-    return {"nodes": {host: {name: str(inputs.get(host, {}).get(name, "")) for name in INPUTS}
+    """What a gate's figures depend on: every node's inputs, the gate's own settings and its program."""
+    return {"nodes": {host: {name: _private(name, value) for name, value in node_inputs(inputs.get(host) or {}).items()}
                       for host in settings["hosts"]},
-            "settings": {name: settings[name] for name in ("hosts", "port", "backend", "max_bytes", "iterations")}}
+            "settings": dict({name: settings[name] for name in MEASURING}, program=PROGRAM_SHA256)}
 
 
 def fingerprint(inputs: t.Mapping[str, t.Mapping[str, t.Any]], settings: t.Mapping[str, t.Any]) -> str:
@@ -127,22 +154,33 @@ def plan(inputs: t.Mapping[str, t.Mapping[str, t.Any]], settings: t.Mapping[str,
          record: t.Mapping[str, t.Any] | None, mode: str, present: t.Iterable[str] = ()) -> dict[str, t.Any]:
     """Whether this run measures: {measure, reason, fingerprint, problems}. Mode auto measures when there is no
     passing record of the same inputs, so a run that changes nothing about images, nodes or the interconnect stays
-    fast. Every node takes a rank: with one left out of the run (--limit, unreachable) nothing is measured."""
+    fast; the record it keeps is judged again under this run's threshold (problems, F25). Every node takes a rank:
+    with one left out of the run (--limit, unreachable) nothing is measured, and nothing is refused for it."""
     if mode not in MODES:
         raise ValueError(f"vllm_cluster_link_gate={mode!r} is none of {', '.join(MODES)}")
-    current = fingerprint(inputs, settings)
     if mode == "off":
-        return {"measure": False, "fingerprint": current, "problems": [],
+        return {"measure": False, "fingerprint": "", "problems": [],
                 "reason": "vllm_cluster_link_gate=off: the interconnect is not measured before vLLM loads"}
+    present = set(present)
+    absent = [host for host in settings["hosts"] if host not in present]
+    if absent:
+        return {"measure": False, "fingerprint": "", "problems": [],
+                "reason": f"{', '.join(absent)} take(s) no part in this run (--limit or unreachable) and every node "
+                          "holds a rank: not measured"}
+    current = fingerprint(inputs, settings)
     guide = settings.get("guide") or TROUBLESHOOTING
-    problems = [MESSAGES["NO_IMAGE"].format(host=host, image=settings.get("image", "?"), doc=guide)
-                for host in settings["hosts"] if not (inputs.get(host) or {}).get("image_id")]
-    measure, reason = _measure(inputs, settings, record or {}, mode, current)
-    absent = [host for host in settings["hosts"] if host not in set(present)]
-    if measure and absent:
-        measure, reason = False, (f"{reason}, but {', '.join(absent)} take(s) no part in this run (--limit or "
-                                  "unreachable) and every node holds a rank: not measured")
-    return {"measure": measure and not problems, "fingerprint": current, "problems": problems, "reason": reason}
+    missing = [MESSAGES["NO_IMAGE"].format(host=host, image=settings.get("image", "?"), doc=guide)
+               for host in settings["hosts"] if not (inputs.get(host) or {}).get("image_id")]
+    if missing:
+        return {"measure": False, "fingerprint": current, "problems": missing,
+                "reason": "a node lacks the serving image"}
+    record = record or {}
+    measure, reason = _measure(inputs, settings, record, mode, current)
+    problems = [] if measure else _slow(record.get("rows") or [], record.get("pairs") or [], settings,
+                                        record.get("transport", "?"))
+    if problems:
+        reason += f"; judged again under vllm_cluster_min_bus_bandwidth={settings.get('min_bus_bandwidth')}"
+    return {"measure": measure, "fingerprint": current, "problems": problems, "reason": reason}
 
 
 def _measure(inputs: t.Mapping[str, t.Mapping[str, t.Any]], settings: t.Mapping[str, t.Any],
@@ -156,8 +194,25 @@ def _measure(inputs: t.Mapping[str, t.Mapping[str, t.Any]], settings: t.Mapping[
     if record.get("version") != RECORD_VERSION or record.get("fingerprint") != current:
         changed = _differences(record.get("measured_with") or {}, measured_with(inputs, settings))
         return True, "what the last gate measured with changed: " + ("; ".join(changed) or "its record's form")
-    return False, (f"the gate passed on {record.get('date', '?')} with this image, these nodes and this interconnect "
-                   "(-e vllm_cluster_link_gate=always measures again)")
+    return False, (f"the gate passed on {record.get('date', '?')} with this image, these nodes, this boot and this "
+                   "interconnect (-e vllm_cluster_link_gate=always measures again)")
+
+
+def valid_record(document: t.Any) -> dict[str, t.Any]:
+    """A record as the gate writes it, else {} (a hand-edited or truncated file reads as no record: measure)."""
+    if not isinstance(document, dict) or document.get("version") != RECORD_VERSION:
+        return {}
+    shapes = {"measured_with": dict, "rows": list, "pairs": list, "ranks": dict, "table": list, "problems": list,
+              "fingerprint": str, "date": str, "passed": bool}
+    if any(not isinstance(document.get(key), kind) for key, kind in shapes.items()):
+        return {}
+    if not isinstance(document["measured_with"].get("nodes"), dict):
+        return {}
+    rows = document["rows"] + [pair.get("row") for pair in document["pairs"] if isinstance(pair, dict)]
+    if any(not isinstance(row, dict) or not isinstance(row.get("busbw"), (int, float))
+           or not isinstance(row.get("bytes"), int) for row in rows):
+        return {}
+    return document
 
 
 def _largest(rows: t.Sequence[t.Mapping[str, t.Any]], op: str) -> t.Mapping[str, t.Any] | None:
@@ -169,12 +224,39 @@ def _figures(rows: t.Sequence[t.Mapping[str, t.Any]]) -> str:
     return ", ".join(f"{row['busbw']} GB/s in {row['op']} at {mib(row['bytes'])}" for row in rows)
 
 
+def _slow(rows: t.Sequence[t.Mapping[str, t.Any]], pairs: t.Sequence[t.Mapping[str, t.Any]],
+          settings: t.Mapping[str, t.Any], transport: str) -> list[str]:
+    """F25 for every figure below the threshold: the cluster's at its largest size in either collective, and each
+    node with the head alone (more than two nodes)."""
+    threshold = float(settings.get("min_bus_bandwidth") or 0)
+    if threshold <= 0:
+        return []
+    hosts, guide = list(settings["hosts"]), settings.get("guide") or TROUBLESHOOTING
+    found = []
+    slow = [row for row in (_largest(rows, op) for op in ("all_reduce", "all_gather")) if row]
+    slow = [row for row in slow if row["busbw"] < threshold]
+    if slow:
+        found.append(MESSAGES["SLOW"].format(pair=" <-> ".join(hosts), figures=_figures(slow), threshold=threshold,
+                                             transport=transport, doc=guide))
+    for pair in pairs:
+        if pair["row"]["busbw"] < threshold:
+            found.append(MESSAGES["SLOW"].format(
+                pair=" <-> ".join(hosts[rank] for rank in pair["ranks"] if rank < len(hosts)),
+                figures=_figures([pair["row"]]) + " (these two nodes alone)", threshold=threshold,
+                transport=transport, doc=guide))
+    return found
+
+
 def _hint(error: str, settings: t.Mapping[str, t.Any]) -> str:
+    """The likely cause of a rank's error, by what torch says (the rendezvous, a peer gone, a hung collective)."""
+    lowered = error.lower()
     if not error:
         return HINTS["output"]
-    if "deadline" in error:
+    if "deadline" in lowered or "watchdog" in lowered or "collective operation timeout" in lowered:
         return HINTS["deadline"]
-    if any(word in error.lower() for word in ("store", "connect", "timed out", "timeout", "rendezvous")):
+    if "another rank" in lowered or "closed by peer" in lowered or "connection reset" in lowered:
+        return HINTS["peer"]
+    if "diststoreerror" in lowered or "waiting for clients" in lowered or "trying to connect to" in lowered:
         return HINTS["rendezvous"].format(address=settings["address"], port=settings["port"],
                                           timeout=settings["connect_timeout"])
     return ""
@@ -194,26 +276,15 @@ def verdict(answers: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any]) -> 
         answer = answers.get(host)
         if not answer or not answer.get("ok"):
             error = str((answer or {}).get("error") or "")
-            problems.append(MESSAGES["NO_RESULT"].format(host=host, error=error or "no answer in its output",
+            problems.append(MESSAGES["NO_RESULT"].format(host=host, error=error.rstrip(". ") or "no answer in its output",
                                                          hint=_hint(error, settings), doc=guide))
     good = {host: answers[host] for host in hosts if answers.get(host) and answers[host].get("ok")}
     head = good.get(hosts[0]) if hosts else None
     rows = list((head or {}).get("rows") or [])
     pairs = list((head or {}).get("pairs") or [])
-    threshold = float(settings.get("min_bus_bandwidth") or 0)
     transport = _transport(good)
-    if head and threshold > 0:
-        slow = [row for row in (_largest(rows, op) for op in ("all_reduce", "all_gather")) if row]
-        slow = [row for row in slow if row["busbw"] < threshold]
-        if slow:
-            problems.append(MESSAGES["SLOW"].format(pair=" <-> ".join(hosts), figures=_figures(slow),
-                                                    threshold=threshold, transport=transport, doc=guide))
-        for pair in pairs:
-            if pair["row"]["busbw"] < threshold:
-                problems.append(MESSAGES["SLOW"].format(
-                    pair=" <-> ".join(hosts[rank] for rank in pair["ranks"]),
-                    figures=_figures([pair["row"]]) + " (these two nodes alone)", threshold=threshold,
-                    transport=transport, doc=guide))
+    if head:
+        problems += _slow(rows, pairs, settings, transport)
     if settings.get("backend") == "nccl":
         for host, answer in good.items():
             link = answer.get("link") or {}

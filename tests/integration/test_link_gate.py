@@ -7,14 +7,36 @@ from __future__ import annotations
 import json
 import pathlib
 import re
+import subprocess
 
 import pytest
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _link_gate
 from conftest import task_outcome
 
 MIB = 1 << 20
 LARGEST = 16 * MIB  # the lab's link_gate_max_bytes (inventories/lab/group_vars/all/cluster.yml)
 MEASURE = "Measure the interconnect and judge it (F25)"
+PROGRAM_PORT = 29590  # the program's own runs below, on spark-1's loopback: no rank of the cluster's gate there
+
+
+def ranks_on_one_node(lab, world: int, started: list[int], **settings) -> dict[int, dict]:
+    """The gate's program as `world` ranks on spark-1's loopback, in the lab's runtime image, only `started` of them
+    run: what each rank answered."""
+    image = re.search(r"^vllm_cluster_image: (\S+)", (pathlib.Path(__file__).resolve().parents[2] / "inventories" / "lab"
+                                                      / "group_vars" / "all" / "images.yml").read_text(), re.M).group(1)
+    hosts = [f"rank-{rank}" for rank in range(world)]
+    base = {"hosts": hosts, "address": "127.0.0.1", "port": PROGRAM_PORT, "backend": "gloo", "max_bytes": 4 * MIB,
+            "iterations": 2, "budget": 30, "connect_timeout": 60}
+    running = {}
+    for rank in started:
+        ran = _link_gate.container(rank, dict(base, **settings))
+        running[rank] = subprocess.Popen(
+            ["docker", "exec", "inferops-lab-spark-1", "docker", "run", "--rm", "--network", "host",
+             "-e", "GLOO_SOCKET_IFNAME=lo", "--label", "inferops.vllm_cluster.component=link-gate-test",
+             "--entrypoint", ran["entrypoint"][0], image, *ran["command"]],
+            text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return {rank: _link_gate.parse(process.communicate(timeout=300)[0]) for rank, process in running.items()}
 
 
 def record_of(output: str) -> dict:
@@ -66,6 +88,23 @@ def test_a_healthy_link_passes_and_a_run_that_changes_nothing_measures_it_no_mor
     assert lab.containers() == before
 
 
+@pytest.mark.readonly
+def test_off_and_a_run_limited_to_one_node_measure_nothing_and_say_why(lab, tmp_path):
+    before = lab.containers()
+    for args, reason in (
+            (["-e", "vllm_cluster_link_gate=off"], "link gate: not measuring: vllm_cluster_link_gate=off: the "
+                                                   "interconnect is not measured before vLLM loads."),
+            (["--limit", "spark-1", "-e", "vllm_cluster_link_gate=always"],
+             "link gate: not measuring: spark-2 take(s) no part in this run (--limit or unreachable) and every node "
+             "holds a rank: not measured.")):
+        result = lab.playbook(tmp_path, "--tags", "link", "--skip-tags", "preflight", *args)
+        output = result.stdout + result.stderr
+        assert result.returncode == 0, output[-3000:]
+        assert reason in flat(output), output[-3000:]
+        assert task_outcome(output, MEASURE, "spark-1") == "skipping"
+    assert lab.containers() == before
+
+
 def test_a_throttled_port_fails_the_run_before_ray_or_vllm_change(lab, tmp_path):
     # spark-2's interconnect port at 100 Mbit/s: the lab's link measures 0.2-0.9 GB/s, this 0.012
     lab.node("spark-2", "tc", "qdisc", "add", "dev", "ic0", "root", "tbf", "rate", "100mbit", "burst", "64kb",
@@ -103,9 +142,12 @@ def test_an_mtu_lowered_on_one_side_warns_and_measures_or_fails_as_f12_says(lab,
         assert warned.returncode == 0, output[-3000:]
         assert f"WARNING [F12] interconnect MTU differs between nodes: spark-1 eth1 {mtu}, spark-2 ic0 1400" \
             in flat(output)
-        # a changed interconnect is measured again, whatever the last record says
-        assert f"link gate: measuring: what the last gate measured with changed: spark-2: mtu {mtu} -> 1400" \
-            in flat(output)
+        # a changed interconnect is measured again (the reason names the change, unless this controller has no
+        # record of the lab yet or its last gate failed: then it measures for that)
+        reason = re.search(r"link gate: measuring: (.*?)\.'", flat(output))
+        assert reason, output[-3000:]
+        assert (f"spark-2: mtu {mtu} -> 1400" in reason.group(1)
+                or reason.group(1).startswith(("no gate has measured", "the last gate ("))), reason.group(1)
         assert record_of(output)["measured_with"]["nodes"]["spark-2"]["mtu"] == "1400"
 
         refused = lab.expect_failure(tmp_path, ["[F12] interconnect MTU differs between nodes"],
@@ -119,3 +161,29 @@ def test_an_mtu_lowered_on_one_side_warns_and_measures_or_fails_as_f12_says(lab,
     assert restored.returncode == 0, output[-3000:]
     assert f"spark-2: mtu 1400 -> {mtu}" in flat(output)
     assert record_of(output)["measured_with"]["nodes"]["spark-2"]["mtu"] == mtu
+
+
+@pytest.mark.readonly
+def test_with_more_than_two_nodes_each_pairs_with_the_head_at_the_size_the_sweep_reached(lab):
+    answers = ranks_on_one_node(lab, 3, [0, 1, 2])
+    assert all(answer and answer["ok"] for answer in answers.values()), answers
+    # every rank holds the same figures (the slowest rank's time)
+    assert answers[0]["rows"] == answers[1]["rows"] == answers[2]["rows"]
+    assert [pair["ranks"] for pair in answers[0]["pairs"]] == [[0, 1], [0, 2]]
+    assert {pair["row"]["bytes"] for pair in answers[0]["pairs"]} == {4 * MIB}
+    assert all(pair["row"]["ranks"] == 2 and pair["row"]["busbw"] > 0 for pair in answers[0]["pairs"])
+
+
+@pytest.mark.readonly
+def test_a_rank_that_never_comes_is_an_answer_not_a_hang(lab):
+    answers = ranks_on_one_node(lab, 3, [0, 1], connect_timeout=5)
+    judged = _link_gate.verdict({f"rank-{rank}": answer for rank, answer in answers.items()},
+                                {"hosts": ["rank-0", "rank-1", "rank-2"], "address": "127.0.0.1",
+                                 "port": PROGRAM_PORT, "connect_timeout": 5, "backend": "gloo",
+                                 "min_bus_bandwidth": 0.05})
+    assert not judged["passed"]
+    # the head's store names the missing client; the rank that never ran gave nothing
+    assert "waiting for clients" in answers[0]["error"], answers[0]
+    assert judged["problems"][0].startswith("[F25] rank-0: the link gate's rank gave no result")
+    assert "could not meet the others at 127.0.0.1:29590 within 5 s" in judged["problems"][0]
+    assert any(problem.startswith("[F25] rank-2:") for problem in judged["problems"])

@@ -107,10 +107,34 @@ def test_a_new_node_is_named():
     assert planned["measure"] and "spark-3 is new to the gate" in planned["reason"]
 
 
-def test_another_threshold_judges_again_without_measuring_again():
-    # the threshold is not among what the figures depend on
-    planned = _link_gate.plan(INPUTS, dict(SETTINGS, min_bus_bandwidth=50), passed_record(), "auto", PRESENT)
+def test_a_raised_threshold_judges_the_record_again_without_measuring_again():
+    # the threshold is not among what the figures depend on: the kept figures (0.6, 0.5 GB/s) fail 0.55
+    planned = _link_gate.plan(INPUTS, dict(SETTINGS, min_bus_bandwidth=0.55), passed_record(), "auto", PRESENT)
     assert planned["measure"] is False
+    assert planned["problems"] == [_link_gate.MESSAGES["SLOW"].format(
+        pair="spark-1 <-> spark-2", figures="0.5 GB/s in all_gather at 16 MiB", threshold=0.55, transport="Socket",
+        doc="GUIDE")]
+    assert "judged again under vllm_cluster_min_bus_bandwidth=0.55" in planned["reason"]
+
+
+def test_the_port_is_not_among_what_the_figures_depend_on():
+    planned = _link_gate.plan(INPUTS, dict(SETTINGS, port=29521), passed_record(), "auto", PRESENT)
+    assert planned["measure"] is False and planned["problems"] == []
+
+
+def test_another_version_of_the_program_measures_again(monkeypatch):
+    record = passed_record()
+    monkeypatch.setattr(_link_gate, "PROGRAM_SHA256", "0" * 64)
+    planned = _link_gate.plan(INPUTS, SETTINGS, record, "auto", PRESENT)
+    assert planned["measure"] and "the gate's settings changed" in planned["reason"]
+
+
+@pytest.mark.parametrize("mode, present", [("off", PRESENT), ("auto", ["spark-1"]), ("always", ["spark-1"])])
+def test_off_or_a_node_left_out_needs_no_inputs_and_refuses_nothing(mode, present):
+    # neither reads the nodes' inputs (off reads none; --limit leaves the absent host's unread)
+    inputs = {"spark-1": INPUTS["spark-1"]} if mode != "off" else {}
+    planned = _link_gate.plan(inputs, SETTINGS, {}, mode, present)
+    assert planned["measure"] is False and planned["problems"] == [], planned
 
 
 def test_a_node_without_the_serving_image_is_refused_before_any_rank_starts():
@@ -124,6 +148,49 @@ def test_a_node_without_the_serving_image_is_refused_before_any_rank_starts():
 def test_an_unknown_mode_is_refused():
     with pytest.raises(ValueError, match="vllm_cluster_link_gate='sometimes'"):
         _link_gate.plan(INPUTS, SETTINGS, {}, "sometimes", PRESENT)
+
+
+def test_a_nodes_inputs_read_from_sha256sums_lines():
+    read = dict(NODE, env_file="/etc/x/node.env", env_sha256="", boot_id="",
+                sha256sum=["aa11  /etc/x/node.env", f"bb22  {_link_gate.BOOT_ID}"])
+    found = _link_gate.node_inputs(read)
+    assert (found["env_sha256"], found["boot_id"]) == ("aa11", "bb22")
+    assert set(found) == set(_link_gate.INPUTS)
+    # a file sha256sum could not read has no line: none
+    assert _link_gate.node_inputs(dict(read, sha256sum=[f"bb22  {_link_gate.BOOT_ID}"]))["env_sha256"] == ""
+
+
+def test_a_reboot_measures_again():
+    rebooted = {**INPUTS, "spark-2": dict(INPUTS["spark-2"], boot_id="b2")}
+    planned = _link_gate.plan(rebooted, SETTINGS, passed_record(), "auto", PRESENT)
+    assert planned["measure"] and "spark-2: boot_id (none) -> b2" in planned["reason"]
+
+
+def test_the_record_keeps_no_machine_id_as_it_is():
+    kept = passed_record()
+    assert kept["measured_with"]["nodes"]["spark-1"]["machine_id"] not in ("", "m1")
+    assert kept["measured_with"]["nodes"]["spark-1"]["machine_id"] != kept["measured_with"]["nodes"]["spark-2"][
+        "machine_id"]
+
+
+def test_the_boot_id_the_role_hashes_is_the_one_read_back():
+    import pathlib
+    import yaml
+    role_vars = pathlib.Path(__file__).resolve().parents[4] / "roles" / "link_gate" / "vars" / "main.yml"
+    assert yaml.safe_load(role_vars.read_text())["_link_gate_boot_id_file"] == _link_gate.BOOT_ID
+
+
+@pytest.mark.parametrize("case, change", [
+    ("not a dict", lambda r: [r]),
+    ("another version", lambda r: dict(r, version=99)),
+    ("nodes not a mapping", lambda r: dict(r, measured_with={"nodes": ["spark-1"]})),
+    ("a row without a figure", lambda r: dict(r, rows=[{"op": "all_reduce", "bytes": 1}])),
+    ("a pair's row a string", lambda r: dict(r, pairs=[{"ranks": [0, 1], "row": "fast"}])),
+    ("passed as a string", lambda r: dict(r, passed="yes")),
+])
+def test_a_record_not_of_the_gates_form_reads_as_none(case, change):
+    assert _link_gate.valid_record(passed_record()) == passed_record()
+    assert _link_gate.valid_record(change(passed_record())) == {}, case
 
 
 # --- the verdict ---------------------------------------------------------------------------------------------------
@@ -177,12 +244,22 @@ def test_with_more_nodes_the_slow_pair_is_named():
                                         "trying to connect to (198.18.1.12, 29520)."}}, "198.18.1.12:29520"),
     ("past its deadline", {"spark-2": {"ok": False, "error": "deadline: the gate took longer than 120 s"}},
      _link_gate.HINTS["deadline"]),
+    ("NCCL's watchdog", {"spark-2": {"ok": False, "error": "DistBackendError: [Rank 1] Watchdog caught collective "
+                                                           "operation timeout: WorkNCCL(SeqNum=7, OpType=ALLGATHER)"}},
+     _link_gate.HINTS["deadline"]),
+    ("the peer went first", {"spark-2": {"ok": False, "error": "RuntimeError: [../gloo/transport/tcp/pair.cc:534] "
+                                                               "Connection closed by peer [198.18.1.12]:29520"}},
+     _link_gate.HINTS["peer"]),
+    ("no room on the other node", {"spark-2": {"ok": False, "error": "another rank had no room for the buffers (its "
+                                                                     "own answer says why)"}},
+     _link_gate.HINTS["peer"]),
 ])
 def test_a_rank_without_figures_is_named_with_the_likely_cause(case, answers, hint):
     judged = _link_gate.verdict({"spark-1": answer("spark-1"), **answers}, SETTINGS)
     assert not judged["passed"], case
     assert judged["problems"][0].startswith("[F25] spark-2: the link gate's rank gave no result"), case
     assert hint in judged["problems"][0], case
+    assert ". ." not in judged["problems"][0] and ".. " not in judged["problems"][0], case
 
 
 def test_without_the_heads_answer_only_the_missing_rank_is_reported():
@@ -283,3 +360,16 @@ def test_a_size_is_left_out_when_it_would_outlast_the_budget(seconds, left, fits
 ])
 def test_the_transport_nccl_chose_read_from_its_log(log, transport, devices):
     assert program.transport_from_log(log) == {"transport": transport, "devices": devices}
+
+
+@pytest.mark.parametrize("maps, expected", [
+    # NCCL's net plugin, loaded after NCCL, listed first: NCCL itself is the answer
+    (["7f00-7f10 r-xp 0 08:01 1 /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so.0",
+      "7f20-7f30 r-xp 0 08:01 2 /usr/lib/aarch64-linux-gnu/libnccl.so.2.27.7"],
+     "/usr/lib/aarch64-linux-gnu/libnccl.so.2.27.7"),
+    (["7f20-7f30 r-xp 0 08:01 2 /venv/lib/nvidia/nccl/lib/libnccl.so.2 (deleted)"],
+     "/venv/lib/nvidia/nccl/lib/libnccl.so.2"),
+    (["7f20-7f30 r-xp 0 08:01 2 /venv/lib/torch/lib/libtorch_cuda.so", "7f40-7f50 rw-p 0 00:00 0"], ""),
+])
+def test_the_nccl_library_among_the_processs_mappings(maps, expected):
+    assert program.nccl_path(maps) == expected

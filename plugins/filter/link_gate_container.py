@@ -17,12 +17,8 @@ options:
     description: This node's rank (its place in the gate's C(hosts), the head first).
     type: int
     required: true
-  settings:
-    description: >-
-      The gate's settings (the link_gate role's C(_link_gate_settings)); C(hosts), C(address), C(port), C(backend)
-      (nccl or gloo), C(max_bytes), C(iterations), C(budget) and C(connect_timeout) are read.
-    type: dict
-    required: true
+extends_documentation_fragment:
+  - inferops.vllm_cluster.link_gate
 """
 
 EXAMPLES = r"""

@@ -15,11 +15,9 @@ description:
     nodes or the interconnect does not measure again; C(always) measures; C(off) never does.
 options:
   _input:
-    description: Host name to that host's inputs (C(machine_id), C(image_id), C(interface), C(address), C(mtu), C(env_sha256)).
-    type: dict
-    required: true
-  settings:
-    description: The gate's settings (the link_gate role's C(_link_gate_settings)).
+    description: >-
+      Host name to what the role read there: C(machine_id), C(image_id), C(interface), C(address), C(mtu), C(speed),
+      and C(sha256sum) (the lines of sha256sum over C(env_file) and the boot id).
     type: dict
     required: true
   record:
@@ -35,6 +33,8 @@ options:
     type: list
     elements: str
     required: true
+extends_documentation_fragment:
+  - inferops.vllm_cluster.link_gate
 """
 
 EXAMPLES = r"""

@@ -19,10 +19,6 @@ options:
       community.docker.docker_container): the container's output (C(container.Output)), else the failure's C(msg).
     type: dict
     required: true
-  settings:
-    description: The gate's settings (the link_gate role's C(_link_gate_settings)).
-    type: dict
-    required: true
   inputs:
     description: Host name to the inputs it was measured with (as for C(link_gate_plan)).
     type: dict
@@ -35,6 +31,8 @@ options:
     description: C(vllm_cluster_name), for the record.
     type: str
     required: true
+extends_documentation_fragment:
+  - inferops.vllm_cluster.link_gate
 """
 
 EXAMPLES = r"""

@@ -1,0 +1,46 @@
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Whether a node's Docker engine answers, from `docker version` run there, and what to say when it does not (F26):
+every container of the cluster runs in it, and the Docker modules' own error ("Error connecting: ...") names neither
+the node nor the fix. Private to the collection."""
+
+from __future__ import annotations
+
+import re
+import typing as t
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
+
+DEFAULT_SOCKET = "unix:///var/run/docker.sock"
+
+MESSAGES = {
+    "NO_ANSWER": "[F26] {host}: the Docker engine does not answer at {socket} ({error}): every container of the "
+                 "cluster runs in it, so nothing there can be read or changed. Fix: on {host}, `systemctl status "
+                 "docker` first (then `journalctl -u docker -n 50`); after a reboot or a crash a stale "
+                 "/var/run/docker.pid or docker.sock keeps dockerd from starting. See {doc}#f26",
+    "NO_CLI": "[F26] {host}: there is no docker command on the node ({error}): every container of the cluster runs in "
+              "Docker. Fix: let docker_runtime install the engine (docker_runtime_manage_engine: true, Debian and "
+              "Ubuntu) or install it yourself, then run site.yml. See {doc}#f26",
+}
+
+
+def _socket(text: str) -> str:
+    # the CLI names where it looked: "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is ..."
+    found = re.search(r"daemon at (\S+?)\.?(?:\s|$)", text)
+    return found.group(1) if found else DEFAULT_SOCKET
+
+
+def state(read: t.Mapping[str, t.Any], host: str, doc: str = TROUBLESHOOTING) -> dict[str, t.Any]:
+    """{answers, version, problem} from the registered result of `docker version --format {{.Server.Version}}`
+    (command module, failed_when false). A result without rc (the command could not start) counts as no CLI."""
+    rc = read.get("rc")
+    version = str(read.get("stdout") or "").strip()
+    if rc == 0 and version:
+        return {"answers": True, "version": version, "problem": ""}
+    error = " ".join(str(read.get("stderr") or read.get("msg") or "no output").split())[:300]
+    no_cli = rc is None or rc == 127 or "No such file or directory" in str(read.get("msg") or "")
+    if no_cli:
+        return {"answers": False, "version": "", "problem": MESSAGES["NO_CLI"].format(host=host, error=error, doc=doc)}
+    return {"answers": False, "version": "",
+            "problem": MESSAGES["NO_ANSWER"].format(host=host, socket=_socket(error), error=error, doc=doc)}

@@ -27,6 +27,11 @@ GROUP_EXTRA_VARS = {
 }
 
 
+COMPONENT = "inferops.vllm_cluster.component"
+# The link gate's containers: the collection's own (link-gate) and test_link_gate.py's runs of its program.
+MEASURING_COMPONENTS = ("link-gate", "link-gate-test")
+
+
 class Lab:
     """The running lab: run playbooks against variants of its inventory, and look inside its nodes."""
 
@@ -39,13 +44,22 @@ class Lab:
         return subprocess.run(command, text=True, capture_output=True, check=check, input=stdin)
 
     def containers(self) -> dict[str, list[str]]:
-        """Every inner container of every node, with its ID and start time: what 'unchanged' means."""
+        """Every inner container of every node, with its ID and start time: what 'unchanged' means. The link gate's
+        measuring containers (run and removed within a run; a read-only test beside this one may be measuring) are
+        not the cluster's: gate_leftovers() looks for them."""
         result = {}
         for host in ("spark-1", "spark-2"):
             out = self.node(host, "docker", "ps", "-aq", "--no-trunc").stdout.split()
-            details = json.loads(self.node(host, "docker", "inspect", *out).stdout) if out else []
-            result[host] = sorted(f"{c['Name']} {c['Id']} {c['State']['StartedAt']} {c['State']['Status']}" for c in details)
+            details = json.loads(self.node(host, "docker", "inspect", *out, check=False).stdout or "[]") if out else []
+            result[host] = sorted(f"{c['Name']} {c['Id']} {c['State']['StartedAt']} {c['State']['Status']}"
+                                  for c in details
+                                  if (c["Config"].get("Labels") or {}).get(COMPONENT) not in MEASURING_COMPONENTS)
         return result
+
+    def gate_leftovers(self) -> dict[str, list[str]]:
+        """The link gate's containers still on the nodes (none once a run is over)."""
+        return {host: self.node(host, "docker", "ps", "-aq", "--filter", f"label={COMPONENT}=link-gate").stdout.split()
+                for host in ("spark-1", "spark-2")}
 
     def playbook(self, tmp_path: pathlib.Path, *args: str, hosts: dict | None = None, playbook: str = "site.yml"):
         """Run a playbook against the lab inventory, or against a modified copy of its hosts."""

@@ -79,6 +79,7 @@ def test_a_healthy_link_passes_and_a_run_that_changes_nothing_measures_it_no_mor
     assert re.search(r"all_gather\s+16 MiB\s+[\d.]+\s+[\d.]+\s+[\d.]+", output), output[-3000:]
     # a measurement: the gate's containers are gone, nothing else changed
     assert lab.containers() == before
+    assert lab.gate_leftovers() == {"spark-1": [], "spark-2": []}
 
     again = lab.playbook(tmp_path, "--tags", "link")
     output = again.stdout + again.stderr
@@ -118,7 +119,7 @@ def test_a_throttled_port_fails_the_run_before_ray_or_vllm_change(lab, tmp_path)
                        "(transport Socket)", "Nothing of Ray or vLLM was changed."],
             "--tags", "link,ray,vllm", "-e", "vllm_cluster_restart=true", "-e", "vllm_cluster_link_gate=always",
             "-e", f"link_gate_max_bytes={4 * MIB}")
-        assert lab.containers() == before
+        assert lab.containers() == before and lab.gate_leftovers() == {"spark-1": [], "spark-2": []}
         record = record_of(output)
         assert not record["passed"]
         slow = [row["busbw"] for row in largest(record, 4 * MIB).values()]

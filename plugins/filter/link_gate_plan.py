@@ -9,15 +9,16 @@ short_description: Whether this run's link gate measures, and why
 version_added: 0.5.0
 author: inferops engineering (@inferops)
 description:
-  - Compares what the gate would measure with (every node's machine id, serving image ID, interconnect interface,
-    address and MTU, the pinned environment's sha256, the gate's settings) with the record of the last gate.
+  - Compares what the gate would measure with (every node's machine id and boot, serving image ID, interconnect
+    interface, address, MTU and speed, the env file's names the collective reads, the gate's settings and program)
+    with the record of the last gate.
   - Mode C(auto) measures when no record passed with the same inputs, so a run that changes nothing about images,
     nodes or the interconnect does not measure again; C(always) measures; C(off) never does.
 options:
   _input:
     description: >-
-      Host name to what the role read there: C(machine_id), C(image_id), C(interface), C(address), C(mtu), C(speed),
-      and C(sha256sum) (the lines of sha256sum over C(env_file) and the boot id).
+      Host name to what the role read there: C(machine_id), C(boot_id), C(image_id), C(interface), C(address),
+      C(mtu), C(speed), C(env_sha256) (module P(inferops.vllm_cluster.link_inputs#module) and the facts).
     type: dict
     required: true
   record:

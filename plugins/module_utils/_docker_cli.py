@@ -1,7 +1,8 @@
 # Copyright (c) inferops.vllm_cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The few Docker calls ray_cluster_check makes, through the docker CLI every node running the cluster has.
+"""The few Docker calls the collection's modules make (ray_cluster_check, link_inputs, ...), through the docker CLI
+every node running the cluster has.
 
 Not the Docker SDK for Python: Ubuntu 24.04's packaged SDK (DGX OS) fails against its own urllib3
 ("unexpected keyword argument 'chunked'"), and a node should need nothing the engine does not bring.
@@ -51,6 +52,15 @@ class DockerCli:
             raise DockerError(f"`docker container inspect {container}` exited {rc}: {(err or out).strip()}")
         documents = json.loads(out or "[]")
         return documents[0] if documents else None
+
+    def image_id(self, image: str) -> str:
+        """The image's ID; '' when the engine has no such image."""
+        rc, out, err = self._run(["image", "inspect", "--format", "{{.Id}}", image])
+        if rc != 0:
+            if "no such" in (err or "").lower():
+                return ""
+            raise DockerError(f"`docker image inspect {image}` exited {rc}: {(err or out).strip()}")
+        return out.strip()
 
     def exec(self, container: str, argv: list[str], timeout: int | None = None) -> tuple[int, str, str]:
         """Run argv in the running container: (exit code, stdout, stderr)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import re
 import typing as t
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _link_probe_program
@@ -30,7 +31,7 @@ RECORD_VERSION = 1
 INPUTS = ("machine_id", "boot_id", "image_id", "interface", "address", "mtu", "speed", "env_sha256")
 # The settings the figures depend on (not the port, nor the threshold: a record is judged again under another one).
 MEASURING = ("hosts", "backend", "max_bytes", "iterations")
-# The kernel's id of the running boot; the role hashes it with the env file (roles/link_gate/vars: the same path).
+# The kernel's id of the running boot (module link_inputs hashes it).
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
 PROGRAM_SHA256 = hashlib.sha256(PROGRAM_SOURCE.encode()).hexdigest()
 
@@ -103,17 +104,21 @@ def parse(output: t.Any) -> dict[str, t.Any] | None:
     return None
 
 
+# The env file's names the collective reads (their values measure again when changed): NCCL's, Gloo's, UCX's, the
+# torch/MPI socket pinning, CUDA's and the NVIDIA runtime's. Other names (paths, tokens' files, caches) do not.
+TRANSPORT_ENV = re.compile(r"^(NCCL_|GLOO_|UCX_|TP_SOCKET_IFNAME|OMPI_|CUDA_|NVIDIA_|TORCH_NCCL_|TORCH_DISTRIBUTED_)")
+
+
+def transport_env_digest(text: str) -> str:
+    """sha256 over the env file's lines that set a name the collective reads, sorted (order is no change)."""
+    lines = sorted(line.strip() for line in text.splitlines()
+                   if "=" in line and not line.lstrip().startswith("#") and TRANSPORT_ENV.match(line.strip()))
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
 def node_inputs(read: t.Mapping[str, t.Any]) -> dict[str, str]:
-    """One node's inputs from what the role read there: the facts as they are, the env file's and the boot id's
-    sha256 from sha256sum's lines ("<hash>  <path>"; a file it could not read has no line)."""
-    sums = {}
-    for line in read.get("sha256sum") or []:
-        digest, _sep, path = str(line).partition("  ")
-        sums[path] = digest
-    found = {name: str(read.get(name, "") or "") for name in INPUTS}
-    found.update(env_sha256=sums.get(str(read.get("env_file", "")), found["env_sha256"]),
-                 boot_id=sums.get(BOOT_ID, found["boot_id"]))
-    return found
+    """One node's inputs, each as text ('' for none)."""
+    return {name: str(read.get(name, "") or "") for name in INPUTS}
 
 
 def _private(name: str, value: t.Any) -> str:

@@ -24,6 +24,11 @@ case "$1 $2" in
       hung) sleep 30 ;;
       *) echo "Error response from daemon: No such container: $3" >&2; exit 1 ;;
     esac ;;
+  "image inspect") [ -n "$FAKE_DOWN" ] && { echo "Cannot connect to the Docker daemon at $FAKE_DOWN" >&2; exit 1; }
+                   case "$5" in
+      lab/runtime:1) echo sha256:abc ;;
+      *) echo "Error response from daemon: No such image: $5" >&2; exit 1 ;;
+    esac ;;
   exec*) shift 2; exec "$@" ;;
 esac
 """
@@ -82,3 +87,14 @@ def test_the_probe_runs_through_docker_exec_and_its_result_is_read(cli, tmp_path
 def test_the_probe_names_a_head_container_that_does_not_run(cli, container, message):
     with pytest.raises(ProbeError, match=message):
         run_in_container(cli, container, "python3", {"mode": "table"})
+
+
+@pytest.mark.parametrize("image, expected", [("lab/runtime:1", "sha256:abc"), ("lab/runtime:2", "")])
+def test_an_images_id_or_none_when_the_engine_lacks_it(cli, image, expected):
+    assert cli.image_id(image) == expected
+
+
+def test_an_image_read_from_an_engine_that_does_not_answer_is_an_error(cli, monkeypatch):
+    monkeypatch.setenv("FAKE_DOWN", "unix:///var/run/docker.sock")
+    with pytest.raises(DockerError, match="docker image inspect lab/runtime:1"):
+        cli.image_id("lab/runtime:1")

@@ -150,14 +150,18 @@ def test_an_unknown_mode_is_refused():
         _link_gate.plan(INPUTS, SETTINGS, {}, "sometimes", PRESENT)
 
 
-def test_a_nodes_inputs_read_from_sha256sums_lines():
-    read = dict(NODE, env_file="/etc/x/node.env", env_sha256="", boot_id="",
-                sha256sum=["aa11  /etc/x/node.env", f"bb22  {_link_gate.BOOT_ID}"])
-    found = _link_gate.node_inputs(read)
-    assert (found["env_sha256"], found["boot_id"]) == ("aa11", "bb22")
-    assert set(found) == set(_link_gate.INPUTS)
-    # a file sha256sum could not read has no line: none
-    assert _link_gate.node_inputs(dict(read, sha256sum=[f"bb22  {_link_gate.BOOT_ID}"]))["env_sha256"] == ""
+@pytest.mark.parametrize("case, before, after, same", [
+    ("the order of lines", "NCCL_IB_HCA=a\nGLOO_SOCKET_IFNAME=eth1\n", "GLOO_SOCKET_IFNAME=eth1\nNCCL_IB_HCA=a\n", True),
+    ("a name the collective does not read", "NCCL_IB_HCA=a\nHF_TOKEN_PATH=/x\n", "NCCL_IB_HCA=a\nHF_TOKEN_PATH=/y\n",
+     True),
+    ("a comment", "# one\nNCCL_IB_HCA=a\n", "# two\nNCCL_IB_HCA=a\n", True),
+    ("NCCL's HCAs", "NCCL_IB_HCA=a\n", "NCCL_IB_HCA=b\n", False),
+    ("Gloo's interface", "GLOO_SOCKET_IFNAME=eth1\n", "GLOO_SOCKET_IFNAME=ic0\n", False),
+    ("an NCCL setting added by extra env", "NCCL_IB_HCA=a\n", "NCCL_IB_HCA=a\nNCCL_ALGO=Ring\n", False),
+    ("UCX's devices", "UCX_NET_DEVICES=eth1\n", "UCX_NET_DEVICES=eth2\n", False),
+])
+def test_only_what_the_collective_reads_of_the_env_file_measures_again(case, before, after, same):
+    assert (_link_gate.transport_env_digest(before) == _link_gate.transport_env_digest(after)) is same, case
 
 
 def test_a_reboot_measures_again():
@@ -171,13 +175,6 @@ def test_the_record_keeps_no_machine_id_as_it_is():
     assert kept["measured_with"]["nodes"]["spark-1"]["machine_id"] not in ("", "m1")
     assert kept["measured_with"]["nodes"]["spark-1"]["machine_id"] != kept["measured_with"]["nodes"]["spark-2"][
         "machine_id"]
-
-
-def test_the_boot_id_the_role_hashes_is_the_one_read_back():
-    import pathlib
-    import yaml
-    role_vars = pathlib.Path(__file__).resolve().parents[4] / "roles" / "link_gate" / "vars" / "main.yml"
-    assert yaml.safe_load(role_vars.read_text())["_link_gate_boot_id_file"] == _link_gate.BOOT_ID
 
 
 @pytest.mark.parametrize("case, change", [

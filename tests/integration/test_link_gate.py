@@ -15,7 +15,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _link
 from conftest import task_outcome
 
 MIB = 1 << 20
-LARGEST = 16 * MIB  # the lab's link_gate_max_bytes (inventories/lab/group_vars/all/cluster.yml)
+LARGEST = 4 * MIB  # the lab's link_gate_max_bytes (inventories/lab/group_vars/all/cluster.yml)
 MEASURE = "Measure the interconnect and judge it (F25)"
 PROGRAM_PORT = 29590  # the program's own runs below, on spark-1's loopback: no rank of the cluster's gate there
 
@@ -40,8 +40,8 @@ def ranks_on_one_node(lab, world: int, started: list[int], **settings) -> dict[i
 
 
 def record_of(output: str) -> dict:
-    """The record the run wrote, at the path its task names."""
-    match = re.search(r"Write the gate's record \((/[^)]+)\)", output)
+    """The record the run read or wrote, at the path it names."""
+    match = re.search(r"Record: (/\S+?\.json)", flat(output))
     assert match, output[-3000:]
     return json.loads(pathlib.Path(match.group(1)).read_text())
 
@@ -51,20 +51,29 @@ def flat(output: str) -> str:
     return " ".join(output.split())
 
 
-def largest(record: dict, size: int = LARGEST) -> dict:
-    return {row["op"]: row for row in record["rows"] if row["bytes"] == size}
+def largest(record: dict) -> dict:
+    return {row["op"]: row for row in record["rows"] if row["bytes"] == LARGEST}
 
 
 # Read-only: nothing on the nodes changes (the gate's containers are run and removed), and the record it writes is
 # the one every other run of the lab would read.
 @pytest.mark.readonly
 def test_a_healthy_link_passes_and_a_run_that_changes_nothing_measures_it_no_more(lab, tmp_path):
+    # the lab's converge measured it (the suite's, or make lab's): a run now reads that record, unless something the
+    # figures depend on changed since, and then it measures; either way, the run after it reads the record
     before = lab.containers()
-    first = lab.playbook(tmp_path, "--tags", "link", "-e", "vllm_cluster_link_gate=always")
-    output = first.stdout + first.stderr
-    assert first.returncode == 0, output[-3000:]
-    assert "link gate: measuring: vllm_cluster_link_gate=always." in flat(output)
-    record = record_of(output)
+    runs = []
+    for attempt in range(2):
+        result = lab.playbook(tmp_path, "--tags", "link", "--skip-tags", "preflight")
+        output = result.stdout + result.stderr
+        assert result.returncode == 0, output[-3000:]
+        runs.append(output)
+        if "link gate: not measuring: the gate passed on " in flat(output):
+            break
+        assert attempt == 0 and "link gate: measuring:" in flat(output), output[-3000:]
+    assert task_outcome(runs[-1], MEASURE, "spark-1") == "skipping"
+    record = record_of(runs[-1])
+    assert f"the gate passed on {record['date']} with this image" in flat(runs[-1])
     assert record["passed"] and record["problems"] == [] and record["backend"] == "gloo"
     figures = largest(record)
     assert set(figures) == {"all_reduce", "all_gather"}
@@ -76,17 +85,10 @@ def test_a_healthy_link_passes_and_a_run_that_changes_nothing_measures_it_no_mor
     nodes = record["measured_with"]["nodes"]
     assert nodes["spark-1"]["machine_id"] and nodes["spark-1"]["machine_id"] != nodes["spark-2"]["machine_id"]
     assert nodes["spark-2"]["address"] == "198.18.1.13"
-    assert re.search(r"all_gather\s+16 MiB\s+[\d.]+\s+[\d.]+\s+[\d.]+", output), output[-3000:]
+    assert any(line.split()[:3] == ["all_gather", "4", "MiB"] for line in record["table"]), record["table"]
     # a measurement: the gate's containers are gone, nothing else changed
     assert lab.containers() == before
     assert lab.gate_leftovers() == {"spark-1": [], "spark-2": []}
-
-    again = lab.playbook(tmp_path, "--tags", "link")
-    output = again.stdout + again.stderr
-    assert again.returncode == 0, output[-3000:]
-    assert f"link gate: not measuring: the gate passed on {record['date']}" in flat(output)
-    assert task_outcome(output, MEASURE, "spark-1") == "skipping"
-    assert lab.containers() == before
 
 
 @pytest.mark.readonly
@@ -112,26 +114,20 @@ def test_a_throttled_port_fails_the_run_before_ray_or_vllm_change(lab, tmp_path)
              "latency", "50ms")
     try:
         before = lab.containers()
-        # had the gate passed, this run would restart Ray and vLLM on both nodes; 4 MiB at most: at this pace the
-        # lab's 16 MiB would take seconds to say the same
+        # had the gate passed, this run would restart Ray and vLLM on both nodes
         output = lab.expect_failure(
             tmp_path, ["[F25] spark-1 <-> spark-2: bus bandwidth", "below vllm_cluster_min_bus_bandwidth=0.05 GB/s",
                        "(transport Socket)", "Nothing of Ray or vLLM was changed."],
-            "--tags", "link,ray,vllm", "-e", "vllm_cluster_restart=true", "-e", "vllm_cluster_link_gate=always",
-            "-e", f"link_gate_max_bytes={4 * MIB}")
+            "--tags", "link,ray,vllm", "-e", "vllm_cluster_restart=true", "-e", "vllm_cluster_link_gate=always")
         assert lab.containers() == before and lab.gate_leftovers() == {"spark-1": [], "spark-2": []}
         record = record_of(output)
         assert not record["passed"]
-        slow = [row["busbw"] for row in largest(record, 4 * MIB).values()]
+        slow = [row["busbw"] for row in largest(record).values()]
         assert slow and all(value < record["threshold_gbps"] for value in slow), record["rows"]
         assert f"{slow[0]} GB/s in all_reduce at 4 MiB" in flat(output)
     finally:
         lab.node("spark-2", "tc", "qdisc", "del", "dev", "ic0", "root")
-    # the failed record is no reason to skip: the next run measures again, and passes on the healed link
-    healed = lab.playbook(tmp_path, "--tags", "link")
-    output = healed.stdout + healed.stderr
-    assert healed.returncode == 0, output[-3000:]
-    assert "link gate: measuring: the last gate (" in flat(output) and ") failed." in flat(output)
+    # (the next run measures again, the record having failed: the MTU test below starts with that run)
 
 
 def test_an_mtu_lowered_on_one_side_warns_and_measures_or_fails_as_f12_says(lab, tmp_path):

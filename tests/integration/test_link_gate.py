@@ -141,7 +141,7 @@ def test_an_mtu_lowered_on_one_side_warns_and_measures_or_fails_as_f12_says(lab,
             in flat(output)
         # a changed interconnect is measured again (the reason names the change, unless this controller has no
         # record of the lab yet or its last gate failed: then it measures for that)
-        reason = re.search(r"link gate: measuring: (.*?)\.'", flat(output))
+        reason = re.search(r"link gate: measuring: (.*?)\. Record: ", flat(output))
         assert reason, output[-3000:]
         assert (f"spark-2: mtu {mtu} -> 1400" in reason.group(1)
                 or reason.group(1).startswith(("no gate has measured", "the last gate ("))), reason.group(1)

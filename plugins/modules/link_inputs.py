@@ -33,16 +33,11 @@ options:
     description: Seconds the Docker engine may take to answer.
     type: int
     default: 30
-attributes:
-  check_mode:
-    support: full
-    description: Read-only.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
 notes:
   - Read by the link_gate role; the P(inferops.vllm_cluster.link_gate_plan#filter) filter compares the result with the
     last record.
+extends_documentation_fragment:
+  - inferops.vllm_cluster.read_only
 """
 
 EXAMPLES = r"""

@@ -48,15 +48,10 @@ options:
     description: The Docker engine to ask.
     type: str
     default: unix:///var/run/docker.sock
-attributes:
-  check_mode:
-    support: full
-    description: Read-only.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
 notes:
   - Needs C(python3) inside the containers (every image that runs Ray or vLLM has it).
+extends_documentation_fragment:
+  - inferops.vllm_cluster.read_only
 """
 
 EXAMPLES = r"""

@@ -19,16 +19,11 @@ options:
     description: The directory listing the RDMA devices (a copy of it in tests).
     type: path
     default: /sys/class/infiniband
-attributes:
-  check_mode:
-    support: full
-    description: Read-only.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
 notes:
   - The preflight role compares the result with C(vllm_cluster_nccl_ib_hca) and C(vllm_cluster_nccl_ib_gid_index)
     through the P(inferops.vllm_cluster.hca_problems#filter) filter.
+extends_documentation_fragment:
+  - inferops.vllm_cluster.read_only
 """
 
 EXAMPLES = r"""

@@ -40,13 +40,8 @@ options:
     description: The Docker engine to ask.
     type: str
     default: unix:///var/run/docker.sock
-attributes:
-  check_mode:
-    support: full
-    description: Read-only.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
+extends_documentation_fragment:
+  - inferops.vllm_cluster.read_only
 """
 
 EXAMPLES = r"""

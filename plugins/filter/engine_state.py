@@ -39,11 +39,16 @@ _value:
   type: dict
 """
 
+from ansible.errors import AnsibleFilterError
+
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _engine
 
 
 def engine_state(read, host, doc):
-    return _engine.state(read or {}, host, doc)
+    try:
+        return _engine.state(read or {}, str(host), str(doc))
+    except (AttributeError, TypeError) as error:
+        raise AnsibleFilterError(f"engine_state: not a command's result: {error}")
 
 
 class FilterModule:

@@ -13,21 +13,35 @@ import typing as t
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
 
 DEFAULT_SOCKET = "unix:///var/run/docker.sock"
+# How long `docker version` may take (coreutils' timeout, exit 124): a hung dockerd after a crash is an answer too.
+TIMEOUT = 30
+TIMED_OUT = 124
 
 MESSAGES = {
     "NO_ANSWER": "[F26] {host}: the Docker engine does not answer at {socket} ({error}): every container of the "
                  "cluster runs in it, so nothing there can be read or changed. Fix: on {host}, `systemctl status "
                  "docker` first (then `journalctl -u docker -n 50`); after a reboot or a crash a stale "
                  "/var/run/docker.pid or docker.sock keeps dockerd from starting. See {doc}#f26",
+    "HUNG": "[F26] {host}: the Docker engine at {socket} did not answer within {timeout} s (dockerd hung): every "
+            "container of the cluster runs in it. Fix: on {host}, `systemctl status docker` first (then `journalctl -u "
+            "docker -n 50`), `systemctl restart docker` if it is stuck. See {doc}#f26",
+    "NO_ACCESS": "[F26] {host}: the connecting user may not use the Docker engine at {socket} ({error}): the "
+                 "collection drives Docker as root. Fix: connect with become (ansible_become: true) or as root. See "
+                 "{doc}#f26",
     "NO_CLI": "[F26] {host}: there is no docker command on the node ({error}): every container of the cluster runs in "
               "Docker. Fix: let docker_runtime install the engine (docker_runtime_manage_engine: true, Debian and "
               "Ubuntu) or install it yourself, then run site.yml. See {doc}#f26",
 }
 
 
+# What the CLI says when no engine answers, in the wordings of Docker 20-27 and of 28 and later.
+NO_ANSWER = re.compile(r"(?i)cannot connect to the docker daemon|failed to connect to the docker API")
+
+
 def _socket(text: str) -> str:
-    # the CLI names where it looked: "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is ..."
-    found = re.search(r"daemon at (\S+?)\.?(?:\s|$)", text)
+    # the CLI names where it looked: "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is ...",
+    # "failed to connect to the docker API at unix:///var/run/docker.sock; check ...", "... daemon socket at ...: ..."
+    found = re.search(r"(?:daemon(?: socket)?|docker API) at (\S+?)[.;:]?(?:\s|$)", text)
     return found.group(1) if found else DEFAULT_SOCKET
 
 
@@ -39,8 +53,12 @@ def state(read: t.Mapping[str, t.Any], host: str, doc: str = TROUBLESHOOTING) ->
     if rc == 0 and version:
         return {"answers": True, "version": version, "problem": ""}
     error = " ".join(str(read.get("stderr") or read.get("msg") or "no output").split())[:300]
-    no_cli = rc is None or rc == 127 or "No such file or directory" in str(read.get("msg") or "")
-    if no_cli:
+    if rc is None or rc == 127 or "No such file or directory" in str(read.get("msg") or ""):
         return {"answers": False, "version": "", "problem": MESSAGES["NO_CLI"].format(host=host, error=error, doc=doc)}
-    return {"answers": False, "version": "",
-            "problem": MESSAGES["NO_ANSWER"].format(host=host, socket=_socket(error), error=error, doc=doc)}
+    if rc == TIMED_OUT:
+        problem = MESSAGES["HUNG"].format(host=host, socket=DEFAULT_SOCKET, timeout=TIMEOUT, doc=doc)
+    elif re.search(r"(?i)permission denied", error):
+        problem = MESSAGES["NO_ACCESS"].format(host=host, socket=_socket(error), error=error, doc=doc)
+    else:
+        problem = MESSAGES["NO_ANSWER"].format(host=host, socket=_socket(error), error=error, doc=doc)
+    return {"answers": False, "version": "", "problem": problem}

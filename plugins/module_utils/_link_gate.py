@@ -25,7 +25,8 @@ NCCL_LOG_GLOB = "/tmp/nccl-link-gate.*.log"
 # Seconds a rank may take beyond the measuring budget: the image's Python and torch import, the rendezvous.
 GRACE = 90
 MODES = ("auto", "always", "off")
-RECORD_VERSION = 1
+# 2: env_sha256 over the names the collective reads, boot_id the boot's id hashed (1 hashed other things).
+RECORD_VERSION = 2
 # What a run's inputs are made of, per node: a change in any of them measures again (mode auto). The boot: a
 # ConnectX-7 can come up degraded after a reboot with nothing else changed; the link's speed as the NIC reports it.
 INPUTS = ("machine_id", "boot_id", "image_id", "interface", "address", "mtu", "speed", "env_sha256")
@@ -105,8 +106,10 @@ def parse(output: t.Any) -> dict[str, t.Any] | None:
 
 
 # The env file's names the collective reads (their values measure again when changed): NCCL's, Gloo's, UCX's, the
-# torch/MPI socket pinning, CUDA's and the NVIDIA runtime's. Other names (paths, tokens' files, caches) do not.
-TRANSPORT_ENV = re.compile(r"^(NCCL_|GLOO_|UCX_|TP_SOCKET_IFNAME|OMPI_|CUDA_|NVIDIA_|TORCH_NCCL_|TORCH_DISTRIBUTED_)")
+# torch/MPI socket pinning, CUDA's and the NVIDIA runtime's, libfabric's, the verbs libraries', the threads Gloo
+# runs on, and what loads another NCCL or a network plugin. Other names (paths, tokens' files, caches) do not.
+TRANSPORT_ENV = re.compile(r"^(NCCL_|GLOO_|UCX_|TP_SOCKET_IFNAME|OMPI_|CUDA_|NVIDIA_|TORCH_|FI_|SHARP_COLL_|HCOLL_|"
+                           r"NVSHMEM_|MLX5_|IBV_|RDMAV_|OMP_NUM_THREADS=|LD_LIBRARY_PATH=|LD_PRELOAD=)")
 
 
 def transport_env_digest(text: str) -> str:

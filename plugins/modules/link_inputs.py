@@ -72,12 +72,15 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._link_gate import BOOT_ID, transport_env_digest
 
 
-def _read(path: str) -> str | None:
+def _read(module: AnsibleModule, path: str) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             return handle.read()
     except FileNotFoundError:
         return None
+    except OSError as error:
+        module.fail_json(msg=f"{path} cannot be read: {error}")
+    return None
 
 
 def main() -> None:
@@ -93,8 +96,8 @@ def main() -> None:
         image_id = client.image_id(params["image"])
     except DockerError as error:
         module.fail_json(msg=f"reading the image {params['image']}: {error}")
-    env = _read(params["env_file"])
-    boot = _read(BOOT_ID) or ""
+    env = _read(module, params["env_file"])
+    boot = _read(module, BOOT_ID) or ""
     module.exit_json(changed=False, image_id=image_id, env_sha256="" if env is None else transport_env_digest(env),
                      boot_id=hashlib.sha256(boot.strip().encode()).hexdigest() if boot else "")
 

@@ -61,7 +61,9 @@ class Lab:
 
     def gate_leftovers(self) -> dict[str, list[str]]:
         """The link gate's containers still on the nodes (none once a run is over)."""
-        return {host: self.node(host, "docker", "ps", "-aq", "--filter", f"label={COMPONENT}=link-gate").stdout.split()
+        return {host: sorted(container for component in MEASURING_COMPONENTS
+                             for container in self.node(host, "docker", "ps", "-aq", "--filter",
+                                                        f"label={COMPONENT}={component}").stdout.split())
                 for host in ("spark-1", "spark-2")}
 
     def playbook(self, tmp_path: pathlib.Path, *args: str, hosts: dict | None = None, playbook: str = "site.yml"):

@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 import typing as t
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import TIMED_OUT
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
 
 DEFAULT_SOCKET = "unix:///var/run/docker.sock"
 # How long `docker version` may take (coreutils' timeout, exit 124): a hung dockerd after a crash is an answer too.
 TIMEOUT = 30
-TIMED_OUT = 124
 
 MESSAGES = {
     "NO_ANSWER": "[F26] {host}: the Docker engine does not answer at {socket} ({error}): every container of the "

@@ -48,9 +48,15 @@ def shown_names(text: str, secret_names: t.Iterable[str] = ()) -> set[str]:
     return {name for name in _values(text) if not _masked(name, marked, None)}
 
 
+def assignments(text: str) -> list[tuple[str, str]]:
+    """(name, value) of every line that sets a name, as docker's env-file reader sees them (no comment, no bare
+    name; split as _lines). The one reading of an env file's entries: the masked diff and the link gate's digest."""
+    return [(name, value) for name, sep, value in (line.partition("=") for line in _lines(text))
+            if sep and not name.lstrip().startswith("#")]
+
+
 def _values(text: str) -> dict[str, str]:
-    return {name.strip().upper(): value for name, sep, value in (line.partition("=") for line in _lines(text))
-            if sep and not name.lstrip().startswith("#")}
+    return {name.strip().upper(): value for name, value in assignments(text)}
 
 
 def _lines_kept(text: str) -> list[str]:

@@ -15,6 +15,7 @@ import re
 import typing as t
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _link_probe_program
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._env_file import assignments
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
 
 MARKER = "LINK_GATE_RESULT="
@@ -72,6 +73,10 @@ HINTS = {
 }
 
 
+def _guide(settings: t.Mapping[str, t.Any]) -> str:
+    return settings.get("guide") or TROUBLESHOOTING
+
+
 def mib(size: int) -> str:
     return f"{size / (1 << 20):g} MiB" if size >= 1 << 20 else f"{size} B"
 
@@ -114,8 +119,8 @@ TRANSPORT_ENV = re.compile(r"^(NCCL_|GLOO_|UCX_|TP_SOCKET_IFNAME|OMPI_|CUDA_|NVI
 
 def transport_env_digest(text: str) -> str:
     """sha256 over the env file's lines that set a name the collective reads, sorted (order is no change)."""
-    lines = sorted(line.strip() for line in text.splitlines()
-                   if "=" in line and not line.lstrip().startswith("#") and TRANSPORT_ENV.match(line.strip()))
+    lines = sorted(line for line in (f"{name.strip()}={value.strip()}" for name, value in assignments(text))
+                   if TRANSPORT_ENV.match(line))
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
@@ -140,8 +145,11 @@ def measured_with(inputs: t.Mapping[str, t.Mapping[str, t.Any]], settings: t.Map
 
 
 def fingerprint(inputs: t.Mapping[str, t.Mapping[str, t.Any]], settings: t.Mapping[str, t.Any]) -> str:
-    document = json.dumps(measured_with(inputs, settings), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(document.encode()).hexdigest()
+    return _digest(measured_with(inputs, settings))
+
+
+def _digest(document: t.Mapping[str, t.Any]) -> str:
+    return hashlib.sha256(json.dumps(document, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def _differences(old: t.Mapping[str, t.Any], new: t.Mapping[str, t.Any]) -> list[str]:
@@ -175,15 +183,16 @@ def plan(inputs: t.Mapping[str, t.Mapping[str, t.Any]], settings: t.Mapping[str,
         return {"measure": False, "fingerprint": "", "problems": [],
                 "reason": f"{', '.join(absent)} take(s) no part in this run (--limit or unreachable) and every node "
                           "holds a rank: not measured"}
-    current = fingerprint(inputs, settings)
-    guide = settings.get("guide") or TROUBLESHOOTING
+    now = measured_with(inputs, settings)
+    current = _digest(now)
+    guide = _guide(settings)
     missing = [MESSAGES["NO_IMAGE"].format(host=host, image=settings.get("image", "?"), doc=guide)
                for host in settings["hosts"] if not (inputs.get(host) or {}).get("image_id")]
     if missing:
         return {"measure": False, "fingerprint": current, "problems": missing,
                 "reason": "a node lacks the serving image"}
     record = record or {}
-    measure, reason = _measure(inputs, settings, record, mode, current)
+    measure, reason = _measure(now, record, mode, current)
     problems = [] if measure else _slow(record.get("rows") or [], record.get("pairs") or [], settings,
                                         record.get("transport", "?"))
     if problems:
@@ -191,8 +200,7 @@ def plan(inputs: t.Mapping[str, t.Mapping[str, t.Any]], settings: t.Mapping[str,
     return {"measure": measure, "fingerprint": current, "problems": problems, "reason": reason}
 
 
-def _measure(inputs: t.Mapping[str, t.Mapping[str, t.Any]], settings: t.Mapping[str, t.Any],
-             record: t.Mapping[str, t.Any], mode: str, current: str) -> tuple[bool, str]:
+def _measure(now: t.Mapping[str, t.Any], record: t.Mapping[str, t.Any], mode: str, current: str) -> tuple[bool, str]:
     if mode == "always":
         return True, "vllm_cluster_link_gate=always"
     if not record:
@@ -200,7 +208,7 @@ def _measure(inputs: t.Mapping[str, t.Mapping[str, t.Any]], settings: t.Mapping[
     if not record.get("passed"):
         return True, f"the last gate ({record.get('date', '?')}) failed"
     if record.get("version") != RECORD_VERSION or record.get("fingerprint") != current:
-        changed = _differences(record.get("measured_with") or {}, measured_with(inputs, settings))
+        changed = _differences(record.get("measured_with") or {}, now)
         return True, "what the last gate measured with changed: " + ("; ".join(changed) or "its record's form")
     return False, (f"the gate passed on {record.get('date', '?')} with this image, these nodes, this boot and this "
                    "interconnect (-e vllm_cluster_link_gate=always measures again)")
@@ -239,7 +247,7 @@ def _slow(rows: t.Sequence[t.Mapping[str, t.Any]], pairs: t.Sequence[t.Mapping[s
     threshold = float(settings.get("min_bus_bandwidth") or 0)
     if threshold <= 0:
         return []
-    hosts, guide = list(settings["hosts"]), settings.get("guide") or TROUBLESHOOTING
+    hosts, guide = list(settings["hosts"]), _guide(settings)
     found = []
     slow = [row for row in (_largest(rows, op) for op in ("all_reduce", "all_gather")) if row]
     slow = [row for row in slow if row["busbw"] < threshold]
@@ -278,7 +286,7 @@ def _transport(answers: t.Mapping[str, t.Mapping[str, t.Any]]) -> str:
 def verdict(answers: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
     """Every rank's answer (host -> the parsed answer, or None) judged: {passed, problems, rows, pairs, ranks}."""
     hosts = list(settings["hosts"])
-    guide = settings.get("guide") or TROUBLESHOOTING
+    guide = _guide(settings)
     problems = []
     for host in hosts:
         answer = answers.get(host)

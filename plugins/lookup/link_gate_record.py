@@ -33,21 +33,11 @@ _raw:
   elements: dict
 """
 
-import json
-
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _link_gate
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _link_gate, _records
 
 
 class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
-        records = []
-        for path in terms:
-            try:
-                with open(path, encoding="utf-8") as handle:
-                    document = json.load(handle)
-            except (OSError, ValueError):
-                document = {}
-            records.append(_link_gate.valid_record(document))
-        return records
+        return [_records.read(path, _link_gate.valid_record) for path in terms]

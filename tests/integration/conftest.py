@@ -80,10 +80,12 @@ class Lab:
             cwd=REPO, env=env, text=True, capture_output=True, timeout=900, check=False,
         )
 
-    def start_playbook(self, *args: str) -> subprocess.Popen:
-        """site.yml against the lab inventory, in the background: a test watches the nodes while it runs."""
-        env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
-        return subprocess.Popen(["ansible-playbook", str(REPO / "site.yml"), "-i", str(LAB_INVENTORY), *self.extra_args,
+    def start_playbook(self, *args: str, playbook: str = "site.yml") -> subprocess.Popen:
+        """A playbook against the lab inventory, in the background: a test watches or breaks the nodes while it runs
+        (its output unbuffered, so that the test can follow it line by line)."""
+        env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
+                   PYTHONUNBUFFERED="1")
+        return subprocess.Popen(["ansible-playbook", str(REPO / playbook), "-i", str(LAB_INVENTORY), *self.extra_args,
                                  *args],
                                 cwd=REPO, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 

@@ -9,6 +9,7 @@ import re
 
 import yaml
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._burn_in import MESSAGES as BURN_IN_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._engine import MESSAGES as ENGINE_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._link_gate import MESSAGES as LINK_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._mp_launcher import MESSAGES as MP_MESSAGES
@@ -35,12 +36,12 @@ def test_every_module_message_is_quoted_verbatim():
     for key, template in {**RAY_MESSAGES, **SERVING_MESSAGES, **TOKEN_MESSAGES, **MP_MESSAGES, **WEIGHTS_MESSAGES,
                           **TRUST_MESSAGES, **FETCH_MESSAGES, **LOCK_MESSAGES, **SERVER_MESSAGES,
                           **DOWNLOAD_MESSAGES, **RANK_MESSAGES, **LINK_MESSAGES,
-                          **ENGINE_MESSAGES}.items():
+                          **ENGINE_MESSAGES, **BURN_IN_MESSAGES}.items():
         assert template.replace("{doc}", TROUBLESHOOTING) in GUIDE, f"{key} differs between code and guide"
 
 
 def test_every_failure_mode_has_its_anchor():
-    for number in range(1, 27):
+    for number in range(1, 28):
         assert f'<a id="f{number}"></a>' in GUIDE
 
 

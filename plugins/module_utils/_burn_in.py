@@ -173,8 +173,9 @@ def valid_record(document: t.Any) -> dict[str, t.Any]:
     shapes = {"began": str, "summary": dict, "verdict": dict, "table": list, "settings": dict}
     if any(not isinstance(document.get(key), kind) for key, kind in shapes.items()):
         return {}
-    if not isinstance(document["verdict"].get("passed"), bool) or not all(isinstance(line, str)
-                                                                         for line in document["table"]):
+    if not isinstance(document["verdict"].get("passed"), bool):
+        return {}
+    if not all(isinstance(line, str) for line in document["table"]):
         return {}
     return document
 

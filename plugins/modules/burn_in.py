@@ -66,9 +66,10 @@ options:
 attributes:
   check_mode:
     support: none
-    details: The burn-in sends real requests; the burn_in role skips it in check mode and says what it would run.
+    description: The burn-in sends real requests; the burn_in role skips it in check mode and says what it would run.
   diff_mode:
     support: none
+    description: Nothing to diff.
 notes:
   - Changes nothing on the node; it loads the serving cluster for O(duration) seconds.
 """
@@ -135,7 +136,7 @@ def main() -> None:
                                           "api_key": {"type": "str", "default": "", "no_log": True},
                                           "duration": {"type": "int", "required": True},
                                           "concurrency": {"type": "int", "default": 4},
-                                          "max_tokens": {"type": "int", "default": 64},
+                                          "max_tokens": {"type": "int", "default": 64, "no_log": False},
                                           "request_timeout": {"type": "int", "default": 120},
                                           "window": {"type": "int", "default": 60},
                                           "max_drop": {"type": "float", "default": 0.3},

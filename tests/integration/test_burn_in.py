@@ -30,17 +30,18 @@ def record_of(output: str) -> tuple[pathlib.Path, dict]:
 
 
 def test_a_burn_in_passes_on_the_healthy_lab_and_keeps_its_figures(lab, tmp_path, unchanged):
-    result = lab.playbook(tmp_path, "-e", "burn_in_minutes=1", playbook=BURN_IN)
+    # 45 s: three of the lab's 15 s windows, the fewest the throughput is judged from
+    result = lab.playbook(tmp_path, "-e", "burn_in_minutes=0.75", playbook=BURN_IN)
     output = flat(result.stdout + result.stderr)
     assert result.returncode == 0, output[-3000:]
     ran = re.search(r"burn-in of tiny-llama at http://198\.18\.0\.180:8000: ([\d.]+) s of 2 concurrent requests, 16 "
                     r"tokens each", output)
-    assert ran and 60 <= float(ran.group(1)) < 90, output[-3000:]
+    assert ran and 45 <= float(ran.group(1)) < 75, output[-3000:]
     counts = re.search(r"requests (\d+) \(0 failed\), tokens (\d+), ([\d.]+) tokens/s", output)
     assert counts, output[-3000:]
     requests, tokens = int(counts.group(1)), int(counts.group(2))
     assert requests > 0 and tokens == 16 * requests  # exactly max_tokens each: ignore_eos
-    windows = re.search(r"tokens/s per 20 s window: ([\d. ]+), last window [+-]\d+% against the earlier ones", output)
+    windows = re.search(r"tokens/s per 15 s window: ([\d. ]+), last window [+-]\d+% against the earlier ones", output)
     assert windows and len(windows.group(1).split()) == 3 and all(float(rate) > 0 for rate in windows.group(1).split())
     assert re.search(r"latency p50 [\d.]+ s, p90 [\d.]+ s, p99 [\d.]+ s, max [\d.]+ s", output)
     assert re.search(r"- passed\b", output), output[-3000:]
@@ -66,12 +67,12 @@ def test_a_rank_stopped_half_way_is_a_stall_named_with_its_time_while_health_ans
     stop = ["docker", "exec", "vllm-cluster-ray-worker", "kill"]
     lines = []
     try:
-        # the load starts with the job's task: from then on, 15 s of figures before the rank stops
+        # the load starts with the job's task: a few seconds of answers before the rank stops
         for line in run.stdout:
             lines.append(line)
             if "Wait for the burn-in to end" in line:
                 break
-        time.sleep(15)
+        time.sleep(8)
         lab.node("spark-2", *stop, "-STOP", str(rank["pid"]))
         stopped = time.time()
         time.sleep(3)

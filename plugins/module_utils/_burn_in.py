@@ -95,7 +95,11 @@ def windows(samples: t.Iterable[Sample], elapsed: float, width: float) -> list[f
     for sample in samples:
         if sample.error or sample.tokens <= 0:
             continue
-        span = max(sample.ended - sample.sent, 1e-9)
+        if sample.ended <= sample.sent:
+            if int(sample.sent // width) < count:
+                tokens[int(sample.sent // width)] += sample.tokens
+            continue
+        span = sample.ended - sample.sent
         first, last = int(sample.sent // width), int(sample.ended // width)
         for index in range(first, min(last, count - 1) + 1):
             overlap = min(sample.ended, (index + 1) * width) - max(sample.sent, index * width)
@@ -152,7 +156,9 @@ def verdict(summary: t.Mapping[str, t.Any], host: str, request_timeout: float, m
     rates = summary["windows_tokens_per_s"]
     if len(rates) < MIN_WINDOWS:
         return {"passed": True, "drop": None, "problem": ""}
-    first = statistics.median(rates[:-1])
+    # the first third of the run (at least two windows): a slow decline would drag a median of every earlier window
+    # down with it
+    first = statistics.median(rates[:max(MIN_WINDOWS - 1, len(rates) // 3)])
     last = rates[-1]
     drop = round(1 - last / first, 3) if first > 0 else 0.0
     if drop > max_drop:
@@ -173,7 +179,10 @@ def valid_record(document: t.Any) -> dict[str, t.Any]:
     shapes = {"began": str, "summary": dict, "verdict": dict, "table": list, "settings": dict}
     if any(not isinstance(document.get(key), kind) for key, kind in shapes.items()):
         return {}
-    if not isinstance(document["verdict"].get("passed"), bool):
+    verdict = document["verdict"]
+    if not isinstance(verdict.get("passed"), bool) or not isinstance(verdict.get("problem"), str):
+        return {}
+    if not verdict["passed"] and not verdict["problem"]:
         return {}
     if not all(isinstance(line, str) for line in document["table"]):
         return {}
@@ -184,7 +193,7 @@ def table(summary: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], resul
     """The burn-in's figures as the play prints them, a line each."""
     latency = summary["latency_s"]
     rates = " ".join(f"{rate:g}" for rate in summary["windows_tokens_per_s"]) or "(no full window)"
-    drop = "" if result.get("drop") is None else f", last window {-result['drop'] + 0.0:+.0%} against the earlier ones"
+    drop = "" if result.get("drop") is None else f", last window {-result['drop'] + 0.0:+.0%} against the first windows"
     return [
         f"burn-in of {settings['model']} at {settings['url']}: {summary['elapsed_s']:g} s of "
         f"{settings['concurrency']} concurrent requests, {settings['max_tokens']} tokens each",
@@ -247,6 +256,13 @@ def run(send: t.Callable[[int, float], int], concurrency: int, duration: float, 
                                       len(in_flight)))
     # a failure ends the burn-in at once: requests still in flight are not waited for (each ends by its own deadline)
     with lock:
+        if not stop.is_set():
+            # every worker ended without recording what it had in flight (a worker killed by what no handler takes):
+            # an answer never seen is no pass
+            now = clock() - began
+            for number, sent_at in sorted(in_flight.items(), key=lambda item: item[1]):
+                record(number, Sample(sent_at, now, 0, "the request's worker ended without an answer", False,
+                                      len(in_flight)))
         done = list(samples)
     ended = max((sample.ended for sample in done), default=clock() - began)
     return done, min(ended, clock() - began)
@@ -278,7 +294,12 @@ def http_sender(url: str, model: str, api_key: str, max_tokens: int) -> t.Callab
             with opener.open(request, timeout=timeout) as answer:
                 payload = json.loads(answer.read().decode("utf-8", "replace"))
         except urllib.error.HTTPError as refused:
-            text = " ".join(refused.read().decode("utf-8", "replace").split())[:200]
+            try:
+                text = " ".join(refused.read().decode("utf-8", "replace").split())[:200]
+            except OSError:  # headers came, the body stalled or broke: the status says enough
+                text = "(no body)"
+            finally:
+                refused.close()
             raise RuntimeError(f"HTTP {refused.code} {refused.reason}: {text}") from None
         except (TimeoutError, socket.timeout) as missed:
             raise Stall(f"no answer within {_number(timeout)} s") from missed

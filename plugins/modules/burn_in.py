@@ -15,7 +15,7 @@ description:
     latency percentiles and throughput per window.
   - Ends at the first failed request or at the first request without an answer within O(request_timeout) (a stall;
     C(/health) can still answer while a rank is stuck), and judges the throughput of the last full window against the
-    median of the earlier ones (O(max_drop)). The verdict and its F27 message come back; the module itself fails only
+    median of the first third of the windows (O(max_drop)). The verdict and its F27 message come back; the module itself fails only
     on bad arguments, so that the play can print the figures before it fails.
   - Run it on the head with C(async) for long durations (the burn_in role does).
 options:
@@ -52,7 +52,7 @@ options:
     type: int
     default: 60
   max_drop:
-    description: The largest drop of the last window's throughput against the median of the earlier ones, 0..1.
+    description: The largest drop of the last window's throughput against the median of the first third of the windows, 0..1.
     type: float
     default: 0.3
   host:

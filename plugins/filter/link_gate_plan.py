@@ -22,7 +22,7 @@ options:
     type: dict
     required: true
   record:
-    description: The last gate's record (lookup C(inferops.vllm_cluster.link_gate_record)); empty for none.
+    description: The last gate's record (lookup C(inferops.vllm_cluster.cluster_record), kind link_gate); empty for none.
     type: dict
     required: true
   mode:

@@ -232,11 +232,11 @@ def test_a_record_is_read_back_only_in_the_form_the_role_writes(tmp_path):
               "verdict": {"passed": True, "drop": 0.0, "problem": ""}, "table": ["a", "passed"]}
     path = tmp_path / "burn-in.json"
     path.write_text(json.dumps(record))
-    assert _records.read(str(path), _burn_in.valid_record) == record
+    assert _records.read(str(path), "burn_in") == record
     for broken in ("{", json.dumps(dict(record, version=2)), json.dumps(dict(record, table="a")),
                    json.dumps(dict(record, verdict={"passed": "yes", "problem": ""})),
                    json.dumps(dict(record, verdict={"passed": False})),
                    json.dumps(dict(record, verdict={"passed": False, "problem": ""})), json.dumps([record])):
         path.write_text(broken)
-        assert _records.read(str(path), _burn_in.valid_record) == {}, broken
-    assert _records.read(str(tmp_path / "missing.json"), _burn_in.valid_record) == {}
+        assert _records.read(str(path), "burn_in") == {}, broken
+    assert _records.read(str(tmp_path / "missing.json"), "burn_in") == {}

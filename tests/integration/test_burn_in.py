@@ -23,7 +23,7 @@ def flat(output: str) -> str:
 
 
 def record_of(output: str) -> tuple[pathlib.Path, dict]:
-    match = re.search(r"Write the burn-in's record \((/\S+?\.json)\)", flat(output))
+    match = re.search(r"Write the record \(owner only\) to (/\S+?burn-in\.json)", flat(output))
     assert match, output[-3000:]
     path = pathlib.Path(match.group(1))
     return path, json.loads(path.read_text())

@@ -6,7 +6,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 name: cluster_record
 short_description: A record the collection keeps of a cluster on the controller, read back
-version_added: 0.5.0
+version_added: 0.4.0
 author: inferops engineering (@inferops)
 description:
   - Reads a JSON record the collection writes in C(vllm_cluster_records_dir) on the controller, the link gate's

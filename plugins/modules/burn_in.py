@@ -7,7 +7,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: burn_in
 short_description: Sustained concurrent load against vLLM's OpenAI API, and whether the cluster held up (F27)
-version_added: 0.6.0
+version_added: 0.4.0
 author: inferops engineering (@inferops)
 description:
   - Keeps O(concurrency) completion requests in flight against O(url) for O(duration) seconds, each asking for exactly
@@ -110,7 +110,7 @@ verdict:
   description: Whether the cluster held up, the drop of the last window, and the F27 message when it did not.
   returned: always
   type: dict
-  sample: {passed: true, drop: 0.01, problem: ""}
+  sample: {passed: true, drop: -0.013, problem: ""}
 table:
   description: The figures as lines to print.
   returned: always

@@ -47,9 +47,7 @@ def test_killed_worker_is_named_by_validate(lab, tmp_path):
 
 
 @pytest.mark.restarts_layers
-def test_a_worker_restarted_without_a_clean_stop_passes_validate_and_a_head_restarted_by_hand_is_healed(lab, tmp_path):
-    """Two faults one after the other, healed by one converge (each heal restarts vLLM: one test, so that the suite
-    pays for it once)."""
+def test_worker_restarted_without_a_clean_stop_passes_validate_once_ray_drops_its_old_raylet(lab, tmp_path):
     # SIGKILL, so the old raylet cannot unregister: Ray keeps it alive beside the new one for a few
     # seconds, at the same address. Validate must wait that out instead of probing the stale node.
     lab.node("spark-2", "docker", "kill", "vllm-cluster-ray-worker")
@@ -66,10 +64,14 @@ def test_a_worker_restarted_without_a_clean_stop_passes_validate_and_a_head_rest
         rows = re.findall(r"spark-2\s+198\.18\.1\.13\s+worker (alive|DEAD)", output)
         assert rows.count("alive") == 1 and rows.count("DEAD") >= 1, output[-3000:]
     finally:
-        # Then the head, restarted by hand: site.yml brings everything back (vLLM's ranks too, which the worker's
-        # restart had already ended)
-        lab.node("spark-1", "docker", "restart", "vllm-cluster-ray-head")
-        result = converge(lab, tmp_path)
+        # site.yml brings vLLM's ranks back (its rank on spark-2 died with the worker)
+        converge(lab, tmp_path)
+
+
+@pytest.mark.restarts_layers
+def test_head_restarted_by_hand_is_healed_by_site_yml(lab, tmp_path):
+    lab.node("spark-1", "docker", "restart", "vllm-cluster-ray-head")
+    result = converge(lab, tmp_path)
     # workers rejoined (validation passed inside site.yml) and vLLM answers
     assert "spark-2      198.18.1.13      worker alive" in result.stdout
     # vLLM came back without repeating the placement and rendezvous dry-runs validate had just run

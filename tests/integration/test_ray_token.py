@@ -26,15 +26,18 @@ def container_envs(lab) -> dict[str, dict[str, str]]:
     return envs
 
 
-def container_ids(lab) -> dict[str, str]:
-    return {name: lab.node(host, "docker", "inspect", "--format", "{{.Id}}", name).stdout.strip()
-            for host, names in CONTAINERS.items() for name in names}
+def token_files(lab) -> dict[str, str]:
+    """Each node's token file as stat sees it: checksum, mode, owner, modification time (a rewrite shows)."""
+    return {host: lab.node(host, "stat", "-c", "%a %U %Y", NODE_TOKEN).stdout.strip() + " "
+            + lab.node(host, "sha1sum", NODE_TOKEN).stdout.split()[0] for host in CONTAINERS}
 
 
 @pytest.mark.readonly
 def test_a_second_copy_of_the_inventory_takes_the_heads_token(lab, tmp_path, unchanged):
-    # the lab's inventory in another directory, without its credentials: a teammate's clone, CI. The layer that
-    # decides the token (docker_runtime, the first to need it) is enough: the rest of site.yml reads the decision.
+    # the lab's inventory in another directory, without its credentials: a teammate's clone, CI. One layer that
+    # decides the token is enough (in a whole site.yml preflight decides it first; both call _common's ray_token):
+    # docker_runtime, which also places the token on the nodes, and must leave it as it is.
+    before = token_files(lab)
     result = lab.playbook(tmp_path, "--tags", "docker_runtime", hosts=lab.hosts)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-3000:]
@@ -42,6 +45,7 @@ def test_a_second_copy_of_the_inventory_takes_the_heads_token(lab, tmp_path, unc
     copied = tmp_path / "inventory" / "credentials" / "ray_auth_token"
     assert copied.read_text().strip() == node_token(lab, "spark-1") == node_token(lab, "spark-2")
     assert copied.stat().st_mode & 0o777 == 0o600
+    assert token_files(lab) == before
 
 
 @pytest.mark.readonly
@@ -66,8 +70,9 @@ def test_another_token_is_refused_before_anything_changes(lab, tmp_path, unchang
 def test_settings_removed_leave_the_containers_and_a_rotation_replaces_the_token_everywhere(lab, tmp_path):
     """Ray auth off and an extra variable added, then auth on again with the variable gone and the token rotated:
     both ways converge and the containers equal the rendered configuration. (Two converges, each restarting every
-    layer: one test, so that the suite pays for them once.)"""
-    old_token, old_ids = CONTROLLER_TOKEN.read_text().strip(), container_ids(lab)
+    layer: one test, so that the suite pays for them once. What it leaves to the unit table of token_plan: auth
+    turned on again without a rotation keeps the controller's token; a rotation of a cluster whose head holds one.)"""
+    old_token = CONTROLLER_TOKEN.read_text().strip()
     off = lab.playbook(tmp_path, "-e", "vllm_cluster_ray_auth=off", "-e", '{"vllm_cluster_extra_env": {"INFEROPS_PROBE": "1"}}')
     assert off.returncode == 0, (off.stdout + off.stderr)[-3000:]
     for name, env in container_envs(lab).items():
@@ -88,8 +93,13 @@ def test_settings_removed_leave_the_containers_and_a_rotation_replaces_the_token
     new_token = CONTROLLER_TOKEN.read_text().strip()
     assert new_token != old_token and len(new_token) == 64
     assert node_token(lab, "spark-1") == node_token(lab, "spark-2") == new_token
-    # every container restarted with it: validate and vLLM's smoke completion ran on the new token
-    new_ids = container_ids(lab)
-    assert all(new_ids[name] != old_ids[name] for name in new_ids), (old_ids, new_ids)
+    # every container started on the new token's file (the label is its fingerprint: sha256, 16 digits);
+    # validate and vLLM's smoke completion ran on it
+    for host, names in CONTAINERS.items():
+        fingerprint = lab.node(host, "sha256sum", NODE_TOKEN).stdout.split()[0][:16]
+        for name in names:
+            label = lab.node(host, "docker", "inspect", "--format",
+                             '{{ index .Config.Labels "inferops.vllm_cluster.ray-token-sha256" }}', name).stdout.strip()
+            assert label == fingerprint, (host, name, label, fingerprint)
     assert "vLLM serves tiny-llama" in output
     assert old_token not in output and new_token not in output

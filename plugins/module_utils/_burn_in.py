@@ -235,7 +235,7 @@ def run(send: t.Callable[[int, float], int], concurrency: int, duration: float, 
             try:
                 tokens, error, stalled = send(number % len(PROMPTS), request_timeout), "", False
             except Stall as missed:
-                tokens, error, stalled = 0, str(missed) or f"no answer within {_number(request_timeout)} s", True
+                tokens, error, stalled = 0, str(missed) or _no_answer(request_timeout), True
             except Exception as failure:  # pylint: disable=broad-except  # any error ends the burn-in, named
                 tokens, error, stalled = 0, f"{type(failure).__name__}: {failure}", False
             with lock:
@@ -252,7 +252,7 @@ def run(send: t.Callable[[int, float], int], concurrency: int, duration: float, 
                           if now - sent_at > request_timeout + 1)
             if late:
                 sent_at, number = late[0]
-                record(number, Sample(sent_at, now, 0, f"no answer within {_number(request_timeout)} s", True,
+                record(number, Sample(sent_at, now, 0, _no_answer(request_timeout), True,
                                       len(in_flight)))
     # a failure ends the burn-in at once: requests still in flight are not waited for (each ends by its own deadline)
     with lock:
@@ -302,10 +302,10 @@ def http_sender(url: str, model: str, api_key: str, max_tokens: int) -> t.Callab
                 refused.close()
             raise RuntimeError(f"HTTP {refused.code} {refused.reason}: {text}") from None
         except (TimeoutError, socket.timeout) as missed:
-            raise Stall(f"no answer within {_number(timeout)} s") from missed
+            raise Stall(_no_answer(timeout)) from missed
         except urllib.error.URLError as failure:
             if isinstance(failure.reason, (TimeoutError, socket.timeout)):
-                raise Stall(f"no answer within {_number(timeout)} s") from failure
+                raise Stall(_no_answer(timeout)) from failure
             raise RuntimeError(f"{url} unreachable: {failure.reason}") from None
         tokens = int((payload.get("usage") or {}).get("completion_tokens") or 0)
         if tokens < 1:
@@ -313,6 +313,11 @@ def http_sender(url: str, model: str, api_key: str, max_tokens: int) -> t.Callab
         return tokens
 
     return send
+
+
+def _no_answer(timeout: float) -> str:
+    """What a stalled request's error says, wherever the stall is seen (the client, the watcher)."""
+    return f"no answer within {_number(timeout)} s"
 
 
 def _number(value: float) -> str:

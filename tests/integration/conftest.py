@@ -99,6 +99,11 @@ class Lab:
         return output
 
 
+def flat(output: str) -> str:
+    """A playbook's output with the callback's line wrapping undone."""
+    return " ".join(output.split())
+
+
 def task_outcome(output: str, task: str, host: str) -> str:
     """What the named task did on host in a playbook's output: ok, changed, skipping, failed..."""
     header = output.find(f" : {task}]")

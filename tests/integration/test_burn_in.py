@@ -11,15 +11,11 @@ import time
 
 import pytest
 
+from conftest import flat
 from test_serving_across_nodes import complete, health, ranks
 from test_vllm_server import api_key
 
 BURN_IN = "playbooks/burn_in.yml"
-
-
-def flat(output: str) -> str:
-    """The output with the callback's line wrapping undone."""
-    return " ".join(output.split())
 
 
 def record_of(output: str) -> tuple[pathlib.Path, dict]:

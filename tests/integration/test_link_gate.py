@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _link_gate
-from conftest import task_outcome
+from conftest import flat, task_outcome
 
 MIB = 1 << 20
 LARGEST = 4 * MIB  # the lab's link_gate_max_bytes (inventories/lab/group_vars/all/cluster.yml)
@@ -44,11 +44,6 @@ def record_of(output: str) -> dict:
     match = re.search(r"Record: (/\S+?\.json)", flat(output))
     assert match, output[-3000:]
     return json.loads(pathlib.Path(match.group(1)).read_text())
-
-
-def flat(output: str) -> str:
-    """The output with the callback's line wrapping undone."""
-    return " ".join(output.split())
 
 
 def largest(record: dict) -> dict:

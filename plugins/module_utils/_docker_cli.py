@@ -12,6 +12,7 @@ Every call is bounded by coreutils' timeout, so a hung dockerd ends as a message
 from __future__ import annotations
 
 import json
+import subprocess
 import typing as t
 
 # timeout(1) exits 124 when the command ran out of time.
@@ -61,6 +62,13 @@ class DockerCli:
                 return ""
             raise DockerError(f"`docker image inspect {image}` exited {rc}: {(err or out).strip()}")
         return out.strip()
+
+    def popen_exec(self, container: str, argv: list[str], timeout: int) -> subprocess.Popen:
+        """Start argv in the running container with stdin and stdout as text pipes (stderr joined to stdout), for a
+        conversation; the whole of it is bounded by timeout seconds."""
+        return subprocess.Popen(["timeout", "--kill-after=5", str(int(timeout))] + self._base + ["exec", "-i", container]
+                                + list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, errors="replace")
 
     def exec(self, container: str, argv: list[str], timeout: int | None = None) -> tuple[int, str, str]:
         """Run argv in the running container: (exit code, stdout, stderr)."""

@@ -55,8 +55,56 @@ def probe_args(params: t.Mapping[str, t.Any]) -> list[str]:
     return ["-c", PROBE_SOURCE, json.dumps(dict(params, marker=RESULT_MARKER))]
 
 
-def run_in_container(client: t.Any, container: str, python: str, params: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
-    """Run the probe inside a running container through the docker CLI (a _docker_cli.DockerCli)."""
+class ProbeSession:
+    """One probe process inside a running container that answers every request of a check (table, dry-run, vLLM's
+    ranks) in turn: the first through its arguments, the next ones on its stdin.
+
+    popen(argv) starts `docker exec -i` (or a local interpreter) with stdin and stdout as pipes and stderr into stdout:
+    Ray's own lines go around the result's marker, and nothing can fill a pipe nobody reads.
+    """
+
+    def __init__(self, popen: t.Callable[[list[str]], t.Any], python: str, where: str) -> None:
+        self._popen = popen
+        self._python = python
+        self._where = where
+        self._process: t.Any = None
+        self._limit = 0
+
+    def ask(self, params: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
+        self._limit = int(params.get("limit", 0))
+        if self._process is None:
+            self._process = self._popen([self._python] + probe_args(dict(params, session=True)))
+        else:
+            try:
+                self._process.stdin.write(json.dumps(dict(params)) + "\n")
+                self._process.stdin.flush()
+            except (BrokenPipeError, OSError, ValueError):
+                return self._ended([])
+        lines = []
+        for line in iter(self._process.stdout.readline, ""):
+            if line.startswith(RESULT_MARKER):
+                return json.loads(line[len(RESULT_MARKER):])
+            lines.append(line)
+        return self._ended(lines)
+
+    def _ended(self, lines: list[str]) -> dict[str, t.Any]:
+        rc = self._process.wait()
+        self._process = None
+        return parse_output("".join(lines), "", rc, self._where, self._limit)
+
+    def close(self) -> None:
+        if self._process is not None:
+            try:
+                self._process.stdin.close()
+                self._process.wait(timeout=PROBE_GRACE)
+            except Exception:  # pylint: disable=broad-exception-caught  # a probe that will not end is killed
+                self._process.kill()
+                self._process.wait()
+            self._process = None
+
+
+def container_session(client: t.Any, container: str, python: str, limit: int) -> ProbeSession:
+    """A ProbeSession in a running container (a _docker_cli.DockerCli), bounded as a whole by limit seconds."""
     from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import status
 
     state = status(client.inspect(container))
@@ -68,8 +116,7 @@ def run_in_container(client: t.Any, container: str, python: str, params: t.Mappi
         raise ProbeError(
             f"container {container!r} is {state}, not running; see `docker logs {container}` and re-run site.yml --tags ray_head"
         )
-    rc, out, err = client.exec(container, [python] + probe_args(params))
-    return parse_output(out or "", err or "", rc, f"container {container}", params.get("limit", 0))
+    return ProbeSession(lambda argv: client.popen_exec(container, argv, limit), python, f"container {container}")
 
 
 def run_locally(run_command: t.Callable[..., t.Any], python: str, params: t.Mapping[str, t.Any]) -> dict[str, t.Any]:

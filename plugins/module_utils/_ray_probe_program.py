@@ -7,6 +7,9 @@
            (and, asked for vllm_ranks, the ranks of the newest vLLM driver from Ray's actor table)
   dryrun - create vLLM's placement group and let every worker dial the driver's address
 
+With "session" in its first parameters it answers more requests after the first, one JSON line of parameters each
+on stdin, until stdin ends: Python, Ray's import and ray.init (0.9 s) are paid once per check, not once per step.
+
 It runs with Python 3 and Ray only: it imports nothing from this collection, and Ray only when run, so that
 importing it (to read its source, to test it) does nothing. _ray_probe.py sends its source. Private to the
 collection."""
@@ -207,7 +210,16 @@ def main(argv):
     import ray  # pylint: disable=import-error,import-outside-toplevel
 
     ray.init(address=params.get("address") or "auto", logging_level="ERROR", log_to_driver=False)
-    emit(params, table(ray, params) if params["mode"] == "table" else dryrun(ray, params))
+    while True:
+        emit(params, table(ray, params) if params["mode"] == "table" else dryrun(ray, params))
+        if not params.get("session"):
+            return
+        line = sys.stdin.readline()
+        if not line.strip():
+            return
+        params = dict(json.loads(line), session=True, marker=params["marker"])
+        # each request's own deadline, as the first one's
+        signal.alarm(int(params.get("limit") or 0))
 
 
 if __name__ == "__main__":

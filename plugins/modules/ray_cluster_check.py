@@ -240,6 +240,7 @@ waited:
   sample: 0.4
 """
 
+import atexit
 import time
 
 from ansible.module_utils.basic import AnsibleModule
@@ -260,7 +261,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_checks 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_probe import (
     PROBE_GRACE,
     ProbeError,
-    run_in_container,
+    container_session,
     run_locally,
     with_limit,
 )
@@ -320,8 +321,15 @@ def main() -> None:
         except DockerError as exc:
             module.fail_json(msg=f"Could not reach the Docker daemon at {p['docker_host']}: {exc}", violations=[])
 
+        # one probe process answers the check's every step (table, dry-run, vLLM's ranks): Ray's import and
+        # ray.init once. Ended when the module ends, however it ends.
+        sessions = []
+
         def probe(params):
-            return run_in_container(client, p["container"], p["python"], params)
+            if not sessions:
+                sessions.append(container_session(client, p["container"], p["python"], 3 * longest))
+                atexit.register(sessions[0].close)
+            return sessions[0].ask(params)
     else:
         def probe(params):
             return run_locally(module.run_command, p["python"], params)

@@ -3,13 +3,12 @@ coreutils' timeout: absent, stopped and running containers, a hung dockerd, and 
 
 from __future__ import annotations
 
-import json
 import subprocess
 
 import pytest
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import DockerCli, DockerError, status
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_probe import RESULT_MARKER, ProbeError, run_in_container
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_probe import RESULT_MARKER, ProbeError, container_session
 
 # Answers as the real CLI does: inspect of an unknown name exits 1 with "No such container" on stderr.
 FAKE_DOCKER = r"""#!/bin/sh
@@ -29,7 +28,7 @@ case "$1 $2" in
       lab/runtime:1) echo sha256:abc ;;
       *) echo "Error response from daemon: No such image: $5" >&2; exit 1 ;;
     esac ;;
-  exec*) shift 2; exec "$@" ;;
+  exec*) shift; [ "$1" = -i ] && shift; shift; exec "$@" ;;
 esac
 """
 
@@ -68,16 +67,34 @@ def test_ping_names_what_the_cli_said(cli, monkeypatch):
         cli.ping()
 
 
-def test_the_probe_runs_through_docker_exec_and_its_result_is_read(cli, tmp_path):
-    result = {"nodes": [], "waited": 0.0}
-    # the stand-in's exec runs the argv itself: a "python" that prints the probe's result line
+def test_one_probe_process_answers_every_step_of_a_check_through_docker_exec(cli, tmp_path):
+    # the stand-in's exec runs the argv itself: a "python" that answers its arguments, then each line of its stdin
     python = tmp_path / "python"
-    python.write_text(f"#!/bin/sh\necho '{RESULT_MARKER}{json.dumps(result)}'\n")
+    python.write_text(f"""#!/bin/sh
+echo 'ray says hello'
+echo '{RESULT_MARKER}{{"step": 1}}'
+while read -r line; do echo '{RESULT_MARKER}{{"step": 2}}'; done
+""")
     python.chmod(0o755)
-    assert run_in_container(cli, "ray-head", str(python), {"mode": "table", "limit": 5}) == result
+    session = container_session(cli, "ray-head", str(python), 10)
+    assert session.ask({"mode": "table", "limit": 5}) == {"step": 1}
+    assert session.ask({"mode": "dryrun", "limit": 5}) == {"step": 2}
+    session.close()
     calls = (tmp_path / "calls").read_text().splitlines()
     assert calls[0] == "container inspect ray-head"
-    assert calls[1].startswith(f"exec ray-head {python} -c ")
+    # (the program's source spans many lines of the log: count the calls by their first word)
+    assert [c for c in calls if c.startswith(("exec", "container"))] == calls[:2]
+    assert calls[1].startswith(f"exec -i ray-head {python} -c ")
+    assert '"session": true' in (tmp_path / "calls").read_text()
+
+
+def test_a_probe_that_ends_without_answering_is_named_with_its_last_lines(cli, tmp_path):
+    python = tmp_path / "python"
+    python.write_text("#!/bin/sh\necho 'ModuleNotFoundError: No module named ray'\nexit 1\n")
+    python.chmod(0o755)
+    session = container_session(cli, "ray-head", str(python), 10)
+    with pytest.raises(ProbeError, match="container ray-head exited 1 without a result: ModuleNotFoundError: No module named ray"):
+        session.ask({"mode": "table", "limit": 5})
 
 
 @pytest.mark.parametrize(
@@ -86,7 +103,7 @@ def test_the_probe_runs_through_docker_exec_and_its_result_is_read(cli, tmp_path
 )
 def test_the_probe_names_a_head_container_that_does_not_run(cli, container, message):
     with pytest.raises(ProbeError, match=message):
-        run_in_container(cli, container, "python3", {"mode": "table"})
+        container_session(cli, container, "python3", 10)
 
 
 @pytest.mark.parametrize("image, expected", [("lab/runtime:1", "sha256:abc"), ("lab/runtime:2", "")])

@@ -10,11 +10,13 @@ import sys
 
 import pytest
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_probe import ProbeError, run_locally
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_probe import ProbeError, ProbeSession, run_locally
 
 FAKE_RAY = '''
 import json, os, time
 def init(**kwargs):
+    with open(os.environ["FAKE_RAY_CALLS"], "a") as calls:
+        calls.write("i")
     if os.environ.get("FAKE_RAY_HANG"):
         time.sleep(3600)
 def nodes():
@@ -46,7 +48,7 @@ def fake_ray(tmp_path):
             return done.returncode, done.stdout, done.stderr
 
         result = run_locally(run_command, sys.executable, dict({"mode": "table", "cidr": "198.18.1.0/24"}, **params))
-        return result, len(calls.read_text())
+        return result, calls.read_text().count("x")
 
     return probe
 
@@ -78,3 +80,26 @@ def test_a_complete_table_ends_the_wait(fake_ray):
 def test_the_deadline_ends_a_probe_that_ray_blocks(fake_ray):
     with pytest.raises(ProbeError, match=r"did not finish within its deadline of 2 s: Ray's GCS accepted the connection"):
         fake_ray([], hang=True, timeout=1, limit=2)
+
+
+def test_a_session_imports_ray_and_joins_the_cluster_once_for_every_step(tmp_path):
+    (tmp_path / "ray").mkdir()
+    (tmp_path / "ray" / "__init__.py").write_text(FAKE_RAY)
+    calls = tmp_path / "calls"
+    calls.write_text("")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), FAKE_RAY_CALLS=str(calls),
+               FAKE_RAY_NODES=json.dumps([node("198.18.1.12", "spark-1", True), node("198.18.1.13", "spark-2")]))
+
+    def popen(argv):
+        return subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+
+    session = ProbeSession(popen, sys.executable, "a local session")
+    first = session.ask({"mode": "table", "cidr": "198.18.1.0/24", "timeout": 3, "limit": 30, **WAIT_FOR_BOTH})
+    again = session.ask({"mode": "table", "cidr": "198.18.1.0/24", "timeout": 0, "limit": 30})
+    assert len(first["nodes"]) == 2 and len(again["nodes"]) == 2
+    assert calls.read_text().count("i") == 1
+    # the stand-in has no ray.util: the dry-run's step fails inside the probe, which ends; its words are the error
+    with pytest.raises(ProbeError, match=r"a local session exited 1 without a result: .*AttributeError"):
+        session.ask({"mode": "dryrun", "timeout": 1, "limit": 30})
+    session.close()

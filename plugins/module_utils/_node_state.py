@@ -1,0 +1,110 @@
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What a node holds of the cluster, read in one call: containers, images, files, the records the collection keeps.
+
+The layers decide what to change from this read instead of asking one task at a time (each remote task is a Python
+start on the node: 0.3-1 s). Never returns a container's environment or a file's content other than the collection's
+own JSON records: env files, tokens and keys are described by their sha256 alone. Private to the collection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import typing as t
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import DockerCli, DockerError
+
+# A file hashed whole: env files, tokens, keys and rules are a few KiB; a larger one is described without its hash.
+HASH_LIMIT = 16 * 1024 * 1024
+# A record of the collection is a few hundred bytes; anything larger at that path is not one.
+RECORD_LIMIT = 64 * 1024
+
+_KINDS = ((stat.S_ISREG, "file"), (stat.S_ISDIR, "directory"), (stat.S_ISLNK, "link"))
+
+
+def describe_file(path: str) -> dict[str, t.Any]:
+    """A path as lstat sees it, never following a link: {exists, kind, mode, uid, gid, size, sha256}.
+
+    sha256 only for a regular file of at most HASH_LIMIT bytes, read through a descriptor opened without following a
+    link (a link swapped in between lstat and open is refused, not hashed).
+    """
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return {"exists": False}
+    except OSError as error:
+        return {"exists": False, "error": f"{path}: {error.strerror}"}
+    kind = next((name for test, name in _KINDS if test(info.st_mode)), "other")
+    described = {"exists": True, "kind": kind, "mode": f"{stat.S_IMODE(info.st_mode):04o}", "uid": info.st_uid,
+                 "gid": info.st_gid, "size": info.st_size, "sha256": ""}
+    if kind == "file" and info.st_size <= HASH_LIMIT:
+        described["sha256"] = _sha256(path)
+    return described
+
+
+def _sha256(path: str) -> str:
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return ""
+    digest = hashlib.sha256()
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return ""
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_record(path: str) -> t.Any:
+    """One of the collection's JSON records; None where there is none, or what is there is not one."""
+    described = describe_file(path)
+    if described.get("kind") != "file" or described["size"] > RECORD_LIMIT:
+        return None
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(descriptor, "r", encoding="utf-8") as handle:
+            return json.loads(handle.read(RECORD_LIMIT + 1))
+    except (OSError, ValueError):
+        return None
+
+
+def describe_container(document: t.Mapping[str, t.Any] | None) -> dict[str, t.Any]:
+    """What the layers decide from about a container (`docker inspect`'s document), without its environment."""
+    if not document:
+        return {"exists": False, "status": "absent", "running": False}
+    state = document.get("State") or {}
+    config = document.get("Config") or {}
+    return {"exists": True, "id": document.get("Id", ""), "status": state.get("Status", "unknown"),
+            "running": bool(state.get("Running")), "started_at": state.get("StartedAt", ""),
+            "finished_at": state.get("FinishedAt", ""), "exit_code": state.get("ExitCode"),
+            "image_id": document.get("Image", ""), "labels": dict(config.get("Labels") or {}),
+            "restart_policy": ((document.get("HostConfig") or {}).get("RestartPolicy") or {}).get("Name", "")}
+
+
+def read(client: DockerCli | None, containers: t.Iterable[str], images: t.Iterable[str], files: t.Iterable[str],
+         records: t.Iterable[str], clock: t.Callable[[], float]) -> dict[str, t.Any]:
+    """The node's state as the module returns it. DockerError when the engine does not answer."""
+    containers, images = list(containers), list(images)
+    state: dict[str, t.Any] = {"containers": {}, "images": {}}
+    if (containers or images) and client is None:
+        raise DockerError("no docker CLI on the node")
+    for name in containers:
+        state["containers"][name] = describe_container(client.inspect(name))
+    for image in images:
+        state["images"][image] = client.image_id(image)
+    state["files"] = {path: describe_file(path) for path in files}
+    state["records"] = {path: read_record(path) for path in records}
+    state["clock"] = clock()
+    return state
+
+
+def needs_fixing(described: t.Mapping[str, t.Any] | None, kind: str, mode: str, uid: int = 0, gid: int = 0) -> bool:
+    """Whether what node_state found at a path is not the kind, mode and owner wanted (missing, a link: yes)."""
+    described = described or {}
+    return not (described.get("exists") and described.get("kind") == kind
+                and described.get("mode") == mode and described.get("uid") == uid and described.get("gid") == gid)

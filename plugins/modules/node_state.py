@@ -1,0 +1,124 @@
+#!/usr/bin/python
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: node_state
+short_description: What a node holds of the cluster, read in one call
+version_added: 0.4.0
+author: inferops engineering (@inferops)
+description:
+  - Returns, in one call, the cluster's containers on the node (state, ID, image ID, labels, restart policy), the IDs
+    of images, what is at given paths (kind, mode, owner, size, sha256) and the collection's own JSON records; the
+    layers decide from it what to change instead of asking one task at a time.
+  - Never returns a container's environment or the content of a file other than a record; env files, tokens and
+    keys are described by their sha256 alone.
+  - Never follows a link; a path that is a link is described as one.
+  - Changes nothing.
+options:
+  containers:
+    description: Names of containers to describe; a missing one is described as absent.
+    type: list
+    elements: str
+    default: []
+  images:
+    description: Image references whose IDs to return; a missing one has an empty ID.
+    type: list
+    elements: str
+    default: []
+  files:
+    description: Paths to describe (a regular file of at most 16 MiB with its sha256).
+    type: list
+    elements: path
+    default: []
+  records:
+    description: Paths of the collection's JSON records (at most 64 KiB) to return parsed; null where none is.
+    type: list
+    elements: path
+    default: []
+  docker_host:
+    description: The Docker engine to ask.
+    type: str
+    default: unix:///var/run/docker.sock
+  timeout:
+    description: Seconds the Docker engine may take to answer each question.
+    type: int
+    default: 30
+notes:
+  - The docker CLI is needed only when O(containers) or O(images) is set.
+extends_documentation_fragment:
+  - inferops.vllm_cluster.read_only
+"""
+
+EXAMPLES = r"""
+- name: Read the Ray head's container, the image and the files it starts with
+  inferops.vllm_cluster.node_state:
+    containers: [vllm-cluster-ray-head]
+    images: ["{{ vllm_cluster_image }}"]
+    files: [/etc/vllm-cluster/ray.env, /etc/vllm-cluster/ray_auth_token]
+    records: [/etc/vllm-cluster/container-vllm-cluster-ray-head.json]
+  register: node
+"""
+
+RETURN = r"""
+containers:
+  description: By name, the container as the layers need it; never its environment.
+  returned: always
+  type: dict
+  sample:
+    vllm-cluster-ray-head: {exists: true, id: 4f3c..., status: running, running: true,
+                            started_at: "2026-12-05T21:40:02.1Z", finished_at: "0001-01-01T00:00:00Z", exit_code: 0,
+                            image_id: "sha256:6782...", labels: {inferops.vllm_cluster.cluster: vllm-cluster},
+                            restart_policy: unless-stopped}
+images:
+  description: By reference, the image's ID; empty where the node lacks it.
+  returned: always
+  type: dict
+files:
+  description: By path, what is there (lstat, links not followed); sha256 empty for anything but a regular file.
+  returned: always
+  type: dict
+  sample:
+    /etc/vllm-cluster/ray.env: {exists: true, kind: file, mode: "0600", uid: 0, gid: 0, size: 912, sha256: "9f1c..."}
+records:
+  description: By path, the record's parsed JSON; null where there is none or it is not JSON.
+  returned: always
+  type: dict
+clock:
+  description: The node's clock (seconds since the epoch) when the read ended.
+  returned: always
+  type: float
+"""
+
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import DockerCli, DockerError
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._node_state import read
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec={"containers": {"type": "list", "elements": "str", "default": []},
+                                          "images": {"type": "list", "elements": "str", "default": []},
+                                          "files": {"type": "list", "elements": "path", "default": []},
+                                          "records": {"type": "list", "elements": "path", "default": []},
+                                          "docker_host": {"type": "str", "default": "unix:///var/run/docker.sock"},
+                                          "timeout": {"type": "int", "default": 30}},
+                           supports_check_mode=True)
+    params = module.params
+    client = None
+    if params["containers"] or params["images"]:
+        client = DockerCli(module.run_command, module.get_bin_path("docker", required=True), params["docker_host"],
+                           params["timeout"])
+    try:
+        state = read(client, params["containers"], params["images"], params["files"], params["records"], time.time)
+    except DockerError as error:
+        module.fail_json(msg=f"{error}")
+    module.exit_json(changed=False, **state)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""When a container of the cluster may skip docker_container: only the recorded container, running, made from the same
+digest; everything else goes to docker_container as before."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.inferops.vllm_cluster.plugins.filter.container_plan import container_plan
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._container_plan import REASONS, plan, spec_digest
+
+SPEC = {"name": "vllm-cluster-ray-head", "image": "lab/runtime:1", "pull": "never", "command": ["start", "--head"],
+        "env_file": "/etc/c/node.env", "labels": {"inferops.vllm_cluster.node": "spark-1"},
+        "restart_policy": "unless-stopped", "restart": False, "state": "started"}
+FILES = {"/etc/c/node.env": "e" * 64, "/etc/c/ray_auth_token": "t" * 64}
+DIGEST = spec_digest(SPEC, "sha256:img", FILES)
+RUNNING = {"exists": True, "id": "c1", "running": True, "started_at": "2026-12-05T21:40:02Z", "image_id": "sha256:img",
+           "restart_policy": "unless-stopped"}
+RECORD = {"id": "c1", "digest": DIGEST}
+
+
+@pytest.mark.parametrize(
+    "case, spec, container, image_id, record, reason",
+    [
+        ("the recorded container runs as made", SPEC, RUNNING, "sha256:img", RECORD, ""),
+        ("a restart asked for", dict(SPEC, restart=True), RUNNING, "sha256:img", RECORD, "restart"),
+        ("another state asked for", dict(SPEC, state="stopped"), RUNNING, "sha256:img", RECORD, "not_started"),
+        ("no container", SPEC, {"exists": False}, "sha256:img", RECORD, "absent"),
+        ("a container that stopped", SPEC, dict(RUNNING, running=False), "sha256:img", RECORD, "stopped"),
+        ("no image under the name", SPEC, RUNNING, "", RECORD, "no_image"),
+        ("no record (started by an earlier version)", SPEC, RUNNING, "sha256:img", None, "no_record"),
+        ("a record that is not one", SPEC, RUNNING, "sha256:img", ["c1"], "no_record"),
+        ("a record without its digest", SPEC, RUNNING, "sha256:img", {"id": "c1"}, "no_record"),
+        ("another container made by hand under the name", SPEC, dict(RUNNING, id="c2"), "sha256:img", RECORD,
+         "other_container"),
+        ("a digest of other inputs", SPEC, RUNNING, "sha256:img", dict(RECORD, digest="0" * 64), "changed"),
+        ("the restart policy changed by docker update", SPEC, dict(RUNNING, restart_policy="no"), "sha256:img",
+         RECORD, "policy"),
+        ("the container runs another image", SPEC, dict(RUNNING, image_id="sha256:old"), "sha256:img", RECORD, "image"),
+    ],
+)
+def test_plan(case, spec, container, image_id, record, reason):
+    decided = plan(spec, container, image_id, record, DIGEST)
+    assert decided["apply"] is bool(reason), case
+    assert decided["reason"] == (REASONS[reason] if reason else "runs as its spec asks"), case
+
+
+def test_no_restart_policy_reads_as_docker_reports_it():
+    spec = dict(SPEC, restart_policy="no")
+    assert not plan(spec, dict(RUNNING, restart_policy=""), "sha256:img", {"id": "c1", "digest": "d"}, "d")["apply"]
+
+
+@pytest.mark.parametrize(
+    "case, change, same",
+    [
+        ("how to apply it is not what it is: restart", {"restart": True}, True),
+        ("how to apply it is not what it is: pull", {"pull": "missing"}, True),
+        ("a command argument", {"command": ["start", "--head", "--port=6380"]}, False),
+        ("a label", {"labels": {"inferops.vllm_cluster.node": "spark-9"}}, False),
+        ("the env file's path", {"env_file": "/etc/c/other.env"}, False),
+    ],
+)
+def test_what_the_digest_covers_of_the_spec(case, change, same):
+    assert (spec_digest(dict(SPEC, **change), "sha256:img", FILES) == DIGEST) is same, case
+
+
+@pytest.mark.parametrize(
+    "case, image_id, files",
+    [
+        ("the image under the name changed", "sha256:new", FILES),
+        ("the env file's content changed", "sha256:img", dict(FILES, **{"/etc/c/node.env": "f" * 64})),
+        ("the Ray token changed", "sha256:img", dict(FILES, **{"/etc/c/ray_auth_token": "u" * 64})),
+        ("the Ray token was removed", "sha256:img", dict(FILES, **{"/etc/c/ray_auth_token": ""})),
+    ],
+)
+def test_what_the_digest_covers_beside_the_spec(case, image_id, files):
+    assert spec_digest(SPEC, image_id, files) != DIGEST, case
+
+
+def test_the_filter_reads_the_node_state_module_result():
+    node = {"containers": {SPEC["name"]: RUNNING}, "images": {SPEC["image"]: "sha256:img"},
+            "files": {path: {"exists": True, "sha256": sha} for path, sha in FILES.items()},
+            "records": {"/etc/c/container-vllm-cluster-ray-head.json": RECORD}}
+    decided = container_plan(SPEC, node, "/etc/c/container-vllm-cluster-ray-head.json", list(FILES))
+    assert decided == {"apply": False, "reason": "runs as its spec asks", "started_at": RUNNING["started_at"],
+                       "digest": DIGEST, "id": "c1"}
+    node["files"]["/etc/c/ray_auth_token"] = {"exists": False}
+    decided = container_plan(SPEC, node, "/etc/c/container-vllm-cluster-ray-head.json", list(FILES))
+    assert decided["apply"] and decided["reason"] == REASONS["changed"] and decided["started_at"] == RUNNING["started_at"]

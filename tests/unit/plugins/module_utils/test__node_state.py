@@ -1,0 +1,122 @@
+"""One read of a node, against real files: kinds, modes and hashes by lstat, links never followed, records parsed
+only when they are the collection's JSON; and the container's description without its environment."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+import pytest
+
+from ansible_collections.inferops.vllm_cluster.plugins.filter.paths_to_fix import paths_to_fix
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import DockerError
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._node_state import (
+    RECORD_LIMIT, describe_container, describe_file, needs_fixing, read, read_record)
+
+UID, GID = os.getuid(), os.getgid()
+
+
+def test_a_regular_file_with_its_hash_mode_and_owner(tmp_path):
+    token = tmp_path / "ray_auth_token"
+    token.write_text("secret")
+    token.chmod(0o600)
+    assert describe_file(str(token)) == {"exists": True, "kind": "file", "mode": "0600", "uid": UID, "gid": GID,
+                                         "size": 6, "sha256": hashlib.sha256(b"secret").hexdigest()}
+
+
+def test_a_link_is_described_as_one_and_its_target_is_not_read(tmp_path):
+    target = tmp_path / "elsewhere"
+    target.write_text("the head's secrets")
+    (tmp_path / "node.env").symlink_to(target)
+    described = describe_file(str(tmp_path / "node.env"))
+    assert described["kind"] == "link" and described["sha256"] == ""
+
+
+@pytest.mark.parametrize("case, make, kind", [
+    ("a directory", lambda p: p.mkdir(), "directory"),
+    ("a fifo (a read would block)", os.mkfifo, "other"),
+])
+def test_other_kinds_have_no_hash(tmp_path, case, make, kind):
+    make(tmp_path / "x")
+    described = describe_file(str(tmp_path / "x"))
+    assert (described["kind"], described["sha256"]) == (kind, ""), case
+
+
+def test_a_missing_path(tmp_path):
+    assert describe_file(str(tmp_path / "nope")) == {"exists": False}
+
+
+@pytest.mark.parametrize("case, content, expected", [
+    ("the collection's record", json.dumps({"id": "c1", "digest": "d"}), {"id": "c1", "digest": "d"}),
+    ("not JSON", "id=c1", None),
+    ("too large to be one", json.dumps({"pad": "x" * RECORD_LIMIT}), None),
+])
+def test_records(tmp_path, case, content, expected):
+    record = tmp_path / "record.json"
+    record.write_text(content)
+    assert read_record(str(record)) == expected, case
+
+
+def test_a_record_that_is_a_link_is_not_read(tmp_path):
+    target = tmp_path / "planted.json"
+    target.write_text(json.dumps({"id": "c1", "digest": "d"}))
+    (tmp_path / "record.json").symlink_to(target)
+    assert read_record(str(tmp_path / "record.json")) is None
+
+
+def test_a_container_without_its_environment():
+    document = {"Id": "c1", "Image": "sha256:img", "State": {"Status": "running", "Running": True,
+                                                             "StartedAt": "2026-12-05T21:40:02Z", "ExitCode": 0},
+                "Config": {"Env": ["HF_TOKEN=hf_secret"], "Labels": {"inferops.vllm_cluster.node": "spark-1"}},
+                "HostConfig": {"RestartPolicy": {"Name": "unless-stopped"}}}
+    described = describe_container(document)
+    assert "hf_secret" not in json.dumps(described)
+    assert described["running"] and described["id"] == "c1" and described["restart_policy"] == "unless-stopped"
+    assert describe_container(None) == {"exists": False, "status": "absent", "running": False}
+
+
+class FakeClient:
+    def __init__(self, down=False):
+        self.down = down
+
+    def inspect(self, name):
+        if self.down:
+            raise DockerError("docker did not answer")
+        return {"Id": "c1", "State": {"Running": True}} if name == "here" else None
+
+    def image_id(self, image):
+        return "sha256:img" if image == "lab/runtime:1" else ""
+
+
+def test_one_read_of_everything_asked(tmp_path):
+    state = read(FakeClient(), ["here", "gone"], ["lab/runtime:1", "lab/runtime:2"], [str(tmp_path)], [], lambda: 7.0)
+    assert state["containers"]["here"]["running"] and not state["containers"]["gone"]["exists"]
+    assert state["images"] == {"lab/runtime:1": "sha256:img", "lab/runtime:2": ""}
+    assert state["files"][str(tmp_path)]["kind"] == "directory" and state["clock"] == 7.0
+
+
+def test_an_engine_that_does_not_answer_is_an_error_and_files_need_none(tmp_path):
+    with pytest.raises(DockerError):
+        read(FakeClient(down=True), ["here"], [], [], [], lambda: 0.0)
+    assert read(None, [], [], [str(tmp_path)], [], lambda: 0.0)["files"][str(tmp_path)]["exists"]
+
+
+@pytest.mark.parametrize("case, found, fix", [
+    ("as wanted", {"exists": True, "kind": "directory", "mode": "0700", "uid": 0, "gid": 0}, False),
+    ("missing", {"exists": False}, True),
+    ("another mode", {"exists": True, "kind": "directory", "mode": "0755", "uid": 0, "gid": 0}, True),
+    ("another owner", {"exists": True, "kind": "directory", "mode": "0700", "uid": 1000, "gid": 0}, True),
+    ("a link where a directory belongs", {"exists": True, "kind": "link", "mode": "0777", "uid": 0, "gid": 0}, True),
+    ("not read at all", None, True),
+])
+def test_needs_fixing(case, found, fix):
+    assert needs_fixing(found, "directory", "0700") is fix, case
+
+
+def test_paths_to_fix_keeps_the_order_and_the_entries():
+    wanted = [{"path": "/etc/c", "mode": "0700"}, {"path": "/var/cache/hf", "mode": "0755"}, {"path": "/tmp/ray", "mode": "0777"}]
+    node = {"files": {"/etc/c": {"exists": True, "kind": "directory", "mode": "0700", "uid": 0, "gid": 0},
+                      "/var/cache/hf": {"exists": False},
+                      "/tmp/ray": {"exists": True, "kind": "directory", "mode": "0755", "uid": 0, "gid": 0}}}
+    assert paths_to_fix(wanted, node) == wanted[1:]

@@ -14,7 +14,9 @@ description:
   - A Ray worker started before the head's current start belongs to a cluster that no longer exists.
 options:
   _input:
-    description: The container that may be older (C(container) of M(community.docker.docker_container_info)).
+    description: >-
+      The container that may be older: C(container) of M(community.docker.docker_container_info), or a container of
+      M(inferops.vllm_cluster.node_state)'s C(containers).
     type: dict
     required: true
   other:
@@ -43,8 +45,14 @@ _value:
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._containers import started_before as _started_before
 
 
+def _state(container):
+    """docker inspect's State, or node_state's description of the container (its started_at)."""
+    container = container or {}
+    return container["State"] if "State" in container else {"StartedAt": container.get("started_at")}
+
+
 def started_before(container, other, clock_offset=0.0):
-    return _started_before((container or {}).get("State"), (other or {}).get("State"), float(clock_offset or 0))
+    return _started_before(_state(container), _state(other), float(clock_offset or 0))
 
 
 class FilterModule:

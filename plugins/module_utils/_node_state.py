@@ -11,6 +11,7 @@ own JSON records: env files, tokens and keys are described by their sha256 alone
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import stat
@@ -86,8 +87,17 @@ def describe_container(document: t.Mapping[str, t.Any] | None) -> dict[str, t.An
             "restart_policy": ((document.get("HostConfig") or {}).get("RestartPolicy") or {}).get("Name", "")}
 
 
+def importable(name: str) -> bool:
+    """Whether the Python running the module (the node's, as Ansible runs it) finds the module, without importing it."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def read(client: DockerCli | None, containers: t.Iterable[str], images: t.Iterable[str], files: t.Iterable[str],
-         records: t.Iterable[str], clock: t.Callable[[], float]) -> dict[str, t.Any]:
+         records: t.Iterable[str], clock: t.Callable[[], float],
+         python_modules: t.Iterable[str] = ()) -> dict[str, t.Any]:
     """The node's state as the module returns it. DockerError when the engine does not answer."""
     containers, images = list(containers), list(images)
     state: dict[str, t.Any] = {"containers": {}, "images": {}}
@@ -99,6 +109,7 @@ def read(client: DockerCli | None, containers: t.Iterable[str], images: t.Iterab
         state["images"][image] = client.image_id(image)
     state["files"] = {path: describe_file(path) for path in files}
     state["records"] = {path: read_record(path) for path in records}
+    state["python_modules"] = {name: importable(name) for name in python_modules}
     state["clock"] = clock()
     return state
 
@@ -108,3 +119,9 @@ def needs_fixing(described: t.Mapping[str, t.Any] | None, kind: str, mode: str, 
     described = described or {}
     return not (described.get("exists") and described.get("kind") == kind
                 and described.get("mode") == mode and described.get("uid") == uid and described.get("gid") == gid)
+
+
+def content_differs(described: t.Mapping[str, t.Any] | None, content: str, mode: str) -> bool:
+    """Whether a root-owned file of this content and mode must be written where node_state found `described`."""
+    return (needs_fixing(described, "file", mode)
+            or (described or {}).get("sha256") != hashlib.sha256(content.encode("utf-8")).hexdigest())

@@ -38,6 +38,11 @@ options:
     type: list
     elements: path
     default: []
+  python_modules:
+    description: Python modules to look for in the interpreter the module runs with (the node's, as Ansible runs it).
+    type: list
+    elements: str
+    default: []
   docker_host:
     description: The Docker engine to ask.
     type: str
@@ -86,6 +91,11 @@ records:
   description: By path, the record's parsed JSON; null where there is none or it is not JSON.
   returned: always
   type: dict
+python_modules:
+  description: By name, whether the node's Python finds the module (looked up, not imported).
+  returned: always
+  type: dict
+  sample: {requests: true}
 clock:
   description: The node's clock (seconds since the epoch) when the read ended.
   returned: always
@@ -105,6 +115,7 @@ def main() -> None:
                                           "images": {"type": "list", "elements": "str", "default": []},
                                           "files": {"type": "list", "elements": "path", "default": []},
                                           "records": {"type": "list", "elements": "path", "default": []},
+                                          "python_modules": {"type": "list", "elements": "str", "default": []},
                                           "docker_host": {"type": "str", "default": "unix:///var/run/docker.sock"},
                                           "timeout": {"type": "int", "default": 30}},
                            supports_check_mode=True)
@@ -114,7 +125,8 @@ def main() -> None:
         client = DockerCli(module.run_command, module.get_bin_path("docker", required=True), params["docker_host"],
                            params["timeout"])
     try:
-        state = read(client, params["containers"], params["images"], params["files"], params["records"], time.time)
+        state = read(client, params["containers"], params["images"], params["files"], params["records"], time.time,
+                     params["python_modules"])
     except DockerError as error:
         module.fail_json(msg=f"{error}")
     module.exit_json(changed=False, **state)

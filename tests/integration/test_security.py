@@ -60,7 +60,8 @@ def test_ray_client_without_the_token_is_refused(lab):
 @pytest.mark.restarts_layers
 def test_secrets_appear_in_no_output_even_at_vvv(lab, tmp_path):
     """The token, the API key, the hub token, a key in vllm_server_env and a proxy password in the extra env,
-    through a vLLM restart at -vvv with --diff (container results and env files' diffs included). The hub token
+    through a vLLM restart at -vvv with --diff (container results, env files' diffs and the API key written again
+    included). The hub token
     reaches every container through its root-only file, without a restart of Ray."""
     lab_vars = yaml.safe_load((REPO / "inventories" / "lab" / "group_vars" / "all" / "cluster.yml").read_text())
     extra = {"vllm_server_env": dict(lab_vars["vllm_server_env"], WANDB_API_KEY="wandb_probe_key_3f9a"),
@@ -68,9 +69,13 @@ def test_secrets_appear_in_no_output_even_at_vvv(lab, tmp_path):
              "vllm_cluster_hf_token": "hf_probe_token_8e2b"}
     secrets = [ray_token(), api_key(), "hf_probe_token_8e2b", "wandb_probe_key_3f9a", "proxy-pw-7c1d"]
     read_token = "from huggingface_hub import get_token; print(get_token())"
+    # the API key file gone: the run writes it again (the secret files' copy runs under no_log)
+    lab.node("spark-1", "rm", "/etc/inferops-vllm-cluster/vllm_api_key")
     try:
         result = lab.playbook(tmp_path, "-vvv", "--diff", "-e", json.dumps(extra), "--tags", "docker_runtime,vllm")
         assert result.returncode == 0, result.stderr[-2000:]
+        assert lab.node("spark-1", "stat", "-c", "%a %U %s", "/etc/inferops-vllm-cluster/vllm_api_key").stdout.split() == [
+            "600", "root", str(len(api_key()))]
         for secret in secrets:
             assert secret not in result.stdout and secret not in result.stderr, secret
         for host, name in (("spark-1", "vllm-cluster-ray-head"), ("spark-1", "vllm-cluster-vllm"), ("spark-2", "vllm-cluster-ray-worker")):

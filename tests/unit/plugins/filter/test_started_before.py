@@ -35,3 +35,12 @@ def test_started_before(case, worker, offset, older):
 def test_docker_time_keeps_the_fraction():
     assert docker_time("1970-01-01T00:00:01.5Z") == 1.5
     assert docker_time("garbage") is None
+
+
+def test_node_states_description_of_the_containers_reads_the_same():
+    def described(stamp):
+        return {"exists": True, "running": True, "started_at": stamp}
+
+    assert started_before(described("2026-12-03T10:30:00Z"), described(HEAD["State"]["StartedAt"]), 0) is True
+    assert started_before(described("2026-12-03T10:46:10Z"), HEAD, 0) is False
+    assert started_before({"exists": False, "running": False}, HEAD, 0) is False

@@ -9,6 +9,7 @@ import os
 
 import pytest
 
+from ansible_collections.inferops.vllm_cluster.plugins.filter.files_to_write import files_to_write
 from ansible_collections.inferops.vllm_cluster.plugins.filter.paths_to_fix import paths_to_fix
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import DockerError
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._node_state import (
@@ -120,3 +121,24 @@ def test_paths_to_fix_keeps_the_order_and_the_entries():
                       "/var/cache/hf": {"exists": False},
                       "/tmp/ray": {"exists": True, "kind": "directory", "mode": "0755", "uid": 0, "gid": 0}}}
     assert paths_to_fix(wanted, node) == wanted[1:]
+
+
+def test_python_modules_are_looked_up_without_importing_them():
+    state = read(None, [], [], [], [], lambda: 0.0, ["json", "no_such_module_anywhere", "no.such.parent"])
+    assert state["python_modules"] == {"json": True, "no_such_module_anywhere": False, "no.such.parent": False}
+
+
+ROOT_FILE = {"exists": True, "kind": "file", "mode": "0600", "uid": 0, "gid": 0,
+             "sha256": hashlib.sha256("tok\u00e9n".encode()).hexdigest()}
+
+
+@pytest.mark.parametrize("case, found, content, write", [
+    ("as wanted (the content's UTF-8, as copy writes it)", ROOT_FILE, "tok\u00e9n", False),
+    ("another content", ROOT_FILE, "other", True),
+    ("another mode", dict(ROOT_FILE, mode="0644"), "tok\u00e9n", True),
+    ("a link where the file belongs", dict(ROOT_FILE, kind="link", sha256=""), "tok\u00e9n", True),
+    ("missing", {"exists": False}, "tok\u00e9n", True),
+])
+def test_files_to_write(case, found, content, write):
+    wanted = [{"dest": "/etc/c/key", "content": content, "mode": "0600", "secret": True}]
+    assert files_to_write(wanted, {"files": {"/etc/c/key": found}}) == (wanted if write else []), case

@@ -1,0 +1,103 @@
+"""A run that changes nothing, and validate, at two revisions of the collection side by side on one lab (#33).
+
+    python3 bench/revisions.py BASE [RUNS]
+
+Checks BASE out into a temporary worktree that uses this checkout's venv, then alternates the two revisions run by
+run (no-op `site.yml`, then `--tags validate`) on the lab that is up and converged, so that the machine's load falls
+on both alike; medians, and every run's figure, go to their section of docs/benchmarks.md. Changes nothing on the
+lab (both revisions leave a converged cluster as they find it; a run that reports changes is refused). Nothing here
+asserts a timing: it measures.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import pathlib
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from run import REPO, log, rewrite_section  # noqa: E402  # pylint: disable=wrong-import-position
+
+SECTION = "## A run that changes nothing, and validate: this revision beside its base (#33)"
+
+
+def worktree(revision: str) -> pathlib.Path:
+    """BASE checked out beside this checkout, with the collection linked where its ansible.cfg looks."""
+    where = pathlib.Path(tempfile.mkdtemp(prefix="inferops-bench-base-"))
+    shutil.rmtree(where)
+    subprocess.run(["git", "worktree", "add", "--detach", str(where), revision], cwd=REPO, check=True,
+                   capture_output=True)
+    link = where / ".ansible" / "collections" / "ansible_collections" / "inferops" / "vllm_cluster"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(where)
+    # the lab's controller-side token: the base revision reads it where this checkout keeps it
+    credentials = REPO / "inventories" / "lab" / "credentials"
+    if credentials.is_dir():
+        shutil.copytree(credentials, where / "inventories" / "lab" / "credentials")
+    return where
+
+
+def timed(checkout: pathlib.Path, *args: str) -> tuple[float, int]:
+    env = dict(os.environ, ANSIBLE_CONFIG=str(checkout / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               PATH=f"{REPO / '.venv' / 'bin'}:{os.environ['PATH']}")
+    started = time.monotonic()
+    result = subprocess.run(["ansible-playbook", "site.yml", *args], cwd=checkout, env=env, text=True,
+                            capture_output=True, check=False)
+    seconds = time.monotonic() - started
+    if result.returncode != 0:
+        sys.exit(f"bench: {checkout} site.yml {' '.join(args)} failed:\n{result.stdout[-3000:]}{result.stderr[-2000:]}")
+    changed = sum(int(n) for n in re.findall(r"changed=(\d+)", result.stdout))
+    tasks = len(re.findall(r"^TASK \[", result.stdout, re.M))
+    if changed:
+        sys.exit(f"bench: {checkout} site.yml {' '.join(args)} changed {changed} things: converge the lab first")
+    return seconds, tasks
+
+
+def main(base: str, runs: int) -> None:
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, text=True, capture_output=True,
+                          check=True).stdout.strip()
+    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, text=True,
+                                capture_output=True, check=True).stdout.strip())
+    base_short = subprocess.run(["git", "rev-parse", "--short", base], cwd=REPO, text=True, capture_output=True,
+                                check=True).stdout.strip()
+    other = worktree(base)
+    figures: dict[tuple[str, str], list[float]] = {}
+    headers: dict[tuple[str, str], int] = {}
+    try:
+        for label, args in (("no-op `site.yml` (changed=0)", ()), ("`site.yml --tags validate`", ("--tags", "validate"))):
+            for run in range(runs):
+                for name, checkout in (("base", other), ("this", REPO)):
+                    seconds, tasks = timed(checkout, *args)
+                    figures.setdefault((label, name), []).append(seconds)
+                    headers[(label, name)] = tasks
+                    log(f"{label} {name} run {run + 1}: {seconds:.1f} s, {tasks} task headers")
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(other)], cwd=REPO, check=False, capture_output=True)
+    lines = [SECTION, "",
+             f"Written by `python3 bench/revisions.py {base_short} {runs}` on {datetime.date.today()}: base {base_short},"
+             f" this revision {head}{' with uncommitted changes' if dirty else ''}; the two alternate run by run on one"
+             " converged 2-node lab (Ray backend, vLLM serving). Medians; every run in brackets. The goals of #33:"
+             " no-op 15 s, validate 3 s (a bare `ray.nodes()` over `docker exec`: 1.3 s).", "",
+             "| run | base | this revision | change |", "|---|---|---|---|"]
+    for label in dict.fromkeys(key[0] for key in figures):
+        base_runs, this_runs = figures[(label, "base")], figures[(label, "this")]
+        base_median, this_median = statistics.median(base_runs), statistics.median(this_runs)
+        lines.append(
+            f"| {label} | {base_median:.1f} s ({', '.join(f'{s:.1f}' for s in base_runs)}; "
+            f"{headers[(label, 'base')]} task headers) | {this_median:.1f} s ({', '.join(f'{s:.1f}' for s in this_runs)}; "
+            f"{headers[(label, 'this')]} task headers) | {this_median - base_median:+.1f} s |")
+    rewrite_section(SECTION, lines + [""])
+    log("docs/benchmarks.md: section rewritten")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 3)

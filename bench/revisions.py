@@ -37,10 +37,16 @@ def worktree(revision: str) -> pathlib.Path:
     link = where / ".ansible" / "collections" / "ansible_collections" / "inferops" / "vllm_cluster"
     link.parent.mkdir(parents=True)
     link.symlink_to(where)
-    # the lab's controller-side token: the base revision reads it where this checkout keeps it
-    credentials = REPO / "inventories" / "lab" / "credentials"
-    if credentials.is_dir():
-        shutil.copytree(credentials, where / "inventories" / "lab" / "credentials")
+    # what the lab writes into its inventory and git ignores (the images lab/build-images built, the controller's
+    # Ray token): the base revision reads them where this checkout keeps them
+    for generated in subprocess.run(["git", "ls-files", "--others", "--ignored", "--exclude-standard", "--directory",
+                                     "inventories/lab"], cwd=REPO, text=True, capture_output=True,
+                                    check=True).stdout.split():
+        source, target = REPO / generated, where / generated
+        if source.is_dir():
+            shutil.copytree(source, target, dirs_exist_ok=True)
+        else:
+            shutil.copy2(source, target)
     return where
 
 

@@ -36,6 +36,8 @@ class Port:
     fallback: int
     # Open only while something runs (the staging server exits when every worker is done).
     transient: bool = False
+    # The path a Prometheus scrapes there, for the ports that serve metrics (playbooks/metrics_targets.yml).
+    metrics: str = ""
 
 
 PORTS: tuple[Port, ...] = (
@@ -47,19 +49,20 @@ PORTS: tuple[Port, ...] = (
          "interconnect", "ray", 6382),
     # Prometheus scrapes it: from ray_firewall_allowed_cidrs when it sits on the management side.
     Port("vllm_cluster_ray_metrics_export_port", "Ray metrics export", "every_node", "runs_ray", "interconnect", "ray",
-         6383),
+         6383, metrics="/metrics"),
     Port("vllm_cluster_ray_runtime_env_agent_port", "Ray runtime-env agent", "every_node", "runs_ray", "interconnect",
          "ray", 6384),
     Port("vllm_cluster_ray_dashboard_agent_listen_port", "Ray dashboard agent (HTTP)", "every_node", "runs_ray",
          "interconnect", "ray", 52365),
     Port("vllm_cluster_ray_client_server_port", "Ray client server", "head", "runs_ray", "interconnect", "ray", 10001),
     Port("vllm_cluster_ray_autoscaler_metric_port", "Ray autoscaler metrics", "head", "runs_ray", "interconnect", "ray",
-         44217),
+         44217, metrics="/metrics"),
     Port("vllm_cluster_ray_dashboard_metric_port", "Ray dashboard metrics", "head", "runs_ray", "interconnect", "ray",
-         44227),
+         44227, metrics="/metrics"),
     # ray_head_dashboard_host is loopback by default: the dashboard's Jobs API runs code.
     Port("ray_head_dashboard_port", "Ray dashboard", "head", "runs_ray", "loopback", "ray", 8265),
-    Port("vllm_server_port", "vLLM API", "head", "always", "management", "vllm", 8000),
+    # vLLM's /metrics answers without the API key (the key guards /v1 alone): measured on the lab, 200 beside a 401.
+    Port("vllm_server_port", "vLLM API", "head", "always", "management", "vllm", 8000, metrics="/metrics"),
     Port("vllm_cluster_mp_master_port", "vLLM rendezvous (torch's TCP store)", "head", "rendezvous", "interconnect",
          "vllm", 29501),
     Port("vllm_cluster_weights_port", "weights staging (while copying)", "head", "weights_staged", "interconnect",
@@ -122,6 +125,12 @@ def opened(values: t.Mapping[str, t.Any], traits: t.Mapping[str, t.Any], is_head
     return {port.variable: _value(values, port.variable, port.fallback) for port in PORTS
             if _open(port, traits, weights_staged) and (is_head or port.hosts == "every_node")
             and port.owner not in held and (not reach or port.reach == reach)}
+
+
+def scraped(values: t.Mapping[str, t.Any], traits: t.Mapping[str, t.Any]) -> list[tuple[Port, int | None]]:
+    """The ports that serve metrics under the backend, each with its port (None where the setting is no port)."""
+    return [(port, tcp_port(_value(values, port.variable, port.fallback))) for port in PORTS
+            if port.metrics and _open(port, traits, False)]
 
 
 def worker_range(values: t.Mapping[str, t.Any], traits: t.Mapping[str, t.Any]) -> tuple[t.Any, t.Any] | None:

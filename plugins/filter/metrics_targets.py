@@ -12,8 +12,8 @@ description:
   - One target group per metrics endpoint and node, from the port registry's rows that serve metrics under the
     backend (vLLM's API on the head; under the Ray backend Ray's metrics export on every node and its autoscaler and
     dashboard metrics on the head), labelled with C(job), C(cluster), C(node), C(endpoint) and C(network).
-  - Ray's endpoints are listed at each node's interconnect address (Ray binds nothing else); vLLM's where clients
-    reach its API. vLLM's /metrics needs no API key.
+  - Ray's endpoints are listed at each node's interconnect address (the firewall admits them from the interconnect
+    alone); vLLM's where clients reach its API. vLLM's /metrics needs no API key.
 options:
   _input:
     description: The cluster's nodes (C(groups['vllm_cluster'])), in inventory order.
@@ -44,6 +44,10 @@ options:
     description: vLLM's API as clients reach it (C(vllm_server_endpoint.url)).
     type: str
     required: true
+  head_address:
+    description: The head's management address, where a server bound to every address (C(0.0.0.0)) is listed.
+    type: str
+    default: ""
 """
 
 EXAMPLES = r"""
@@ -65,8 +69,8 @@ _value:
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._metrics_targets import targets
 
 
-def metrics_targets(hosts, ips, head, values, traits, cluster, api_url):
-    return targets(hosts, ips, head, values, traits, cluster, api_url)
+def metrics_targets(hosts, ips, head, values, traits, cluster, api_url, head_address=""):
+    return targets(hosts, ips, head, values, traits, cluster, api_url, head_address)
 
 
 class FilterModule:

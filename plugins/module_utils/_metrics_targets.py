@@ -18,22 +18,28 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ports impor
 DEFAULT_PATH = "/metrics"
 
 
-def _api_address(api_url: str) -> tuple[str, str]:
-    """(host:port, scheme) where vLLM's API answers, from its base URL."""
+# A server bound to every address is reached at the head's own address.
+_WILDCARDS = {"", "0.0.0.0", "::"}
+
+
+def _api_address(api_url: str, head_address: str) -> tuple[str, str]:
+    """(host:port, scheme) where vLLM's API answers, from its base URL; a wildcard bind at head_address."""
     parsed = urllib.parse.urlsplit(api_url)
     host = parsed.hostname or ""
+    host = head_address if host in _WILDCARDS else host
     host = f"[{host}]" if ":" in host else host
     return f"{host}:{parsed.port or (443 if parsed.scheme == 'https' else 80)}", parsed.scheme or "http"
 
 
 def targets(hosts: t.Sequence[str], ips: t.Mapping[str, str], head: str, values: t.Mapping[str, t.Any],
-            traits: t.Mapping[str, t.Any], cluster: str, api_url: str) -> list[dict[str, t.Any]]:
+            traits: t.Mapping[str, t.Any], cluster: str, api_url: str, head_address: str = "") -> list[dict[str, t.Any]]:
     """file_sd target groups: every metrics endpoint the backend runs, on each node that opens it.
 
     hosts: the cluster's nodes in inventory order; ips: each one's interconnect address; head: the head's name;
     values: the port settings (vllm_cluster_port_values); api_url: vLLM's API as clients reach it
-    (vllm_server_endpoint.url). An endpoint reached over the interconnect is listed at the node's interconnect
-    address (Ray binds nothing else); vLLM's API where clients reach it.
+    (vllm_server_endpoint.url), at head_address (the head's management address) when it binds every address. An
+    endpoint the firewall admits from the interconnect alone is listed at the node's interconnect address; vLLM's
+    API where clients reach it.
     """
     groups = []
     for port, number in scraped(values, traits):
@@ -43,7 +49,7 @@ def targets(hosts: t.Sequence[str], ips: t.Mapping[str, str], head: str, values:
             labels = {"job": port.owner, "cluster": cluster, "node": str(host), "endpoint": port.name,
                       "network": port.reach}
             if port.reach == "management":
-                address, scheme = _api_address(api_url)
+                address, scheme = _api_address(api_url, head_address)
                 if scheme != "http":
                     labels["__scheme__"] = scheme
             else:

@@ -11,7 +11,7 @@ own JSON records: env files, tokens and keys are described by their sha256 alone
 from __future__ import annotations
 
 import hashlib
-import importlib.util
+import importlib
 import json
 import os
 import stat
@@ -88,11 +88,17 @@ def describe_container(document: t.Mapping[str, t.Any] | None) -> dict[str, t.An
 
 
 def importable(name: str) -> bool:
-    """Whether the Python running the module (the node's, as Ansible runs it) finds the module, without importing it."""
+    """Whether the Python running the module (the node's, as Ansible runs it) imports the module: a broken install
+    (requests against an incompatible urllib3) fails here as it would in community.docker's modules."""
     try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
+        importlib.import_module(name)
+        return True
+    except Exception:  # pylint: disable=broad-exception-caught  # any failure to import is the answer
         return False
+
+
+def _expanded(path: str) -> str:
+    return os.path.expanduser(os.path.expandvars(path))
 
 
 def read(client: DockerCli | None, containers: t.Iterable[str], images: t.Iterable[str], files: t.Iterable[str],
@@ -107,8 +113,9 @@ def read(client: DockerCli | None, containers: t.Iterable[str], images: t.Iterab
         state["containers"][name] = describe_container(client.inspect(name))
     for image in images:
         state["images"][image] = client.image_id(image)
-    state["files"] = {path: describe_file(path) for path in files}
-    state["records"] = {path: read_record(path) for path in records}
+    # keyed by the paths as given (the callers look them up so), read where they point (~ and $VARS expanded)
+    state["files"] = {path: describe_file(_expanded(path)) for path in files}
+    state["records"] = {path: read_record(_expanded(path)) for path in records}
     state["python_modules"] = {name: importable(name) for name in python_modules}
     state["clock"] = clock()
     return state

@@ -55,6 +55,10 @@ def probe_args(params: t.Mapping[str, t.Any]) -> list[str]:
     return ["-c", PROBE_SOURCE, json.dumps(dict(params, marker=RESULT_MARKER))]
 
 
+# How timeout(1) reads when the whole session ran out of its bound (137, a KILL, may as well be the kernel's).
+SESSION_TIMED_OUT = (124,)
+
+
 class ProbeSession:
     """One probe process inside a running container that answers every request of a check (table, dry-run, vLLM's
     ranks) in turn: the first through its arguments, the next ones on its stdin.
@@ -83,13 +87,24 @@ class ProbeSession:
         lines = []
         for line in iter(self._process.stdout.readline, ""):
             if line.startswith(RESULT_MARKER):
-                return json.loads(line[len(RESULT_MARKER):])
+                try:
+                    return json.loads(line[len(RESULT_MARKER):])
+                except ValueError as exc:
+                    # Ray's own stderr (joined to stdout) can land inside a long result line
+                    self.close()
+                    raise ProbeError(f"the Ray probe in {self._where} answered a garbled result ({exc}): "
+                                     f"{line[:200]!r}") from exc
             lines.append(line)
         return self._ended(lines)
 
     def _ended(self, lines: list[str]) -> dict[str, t.Any]:
+        # what the program wrote before it ended (its traceback), when the request could not even be sent
+        lines += self._process.stdout.readlines()
         rc = self._process.wait()
         self._process = None
+        if rc in SESSION_TIMED_OUT:
+            raise ProbeError(f"the Ray probe in {self._where} ran past the check's own bound (timeout(1) ended "
+                             f"`docker exec`, exit {rc}): {' | '.join(''.join(lines).strip().splitlines()[-4:]) or 'no output'}")
         return parse_output("".join(lines), "", rc, self._where, self._limit)
 
     def close(self) -> None:
@@ -97,9 +112,14 @@ class ProbeSession:
             try:
                 self._process.stdin.close()
                 self._process.wait(timeout=PROBE_GRACE)
-            except Exception:  # pylint: disable=broad-exception-caught  # a probe that will not end is killed
-                self._process.kill()
-                self._process.wait()
+            except Exception:  # pylint: disable=broad-exception-caught  # a probe that will not end is ended
+                # SIGTERM first: timeout(1) passes it on to `docker exec`, which SIGKILL would orphan
+                self._process.terminate()
+                try:
+                    self._process.wait(timeout=10)
+                except Exception:  # pylint: disable=broad-exception-caught
+                    self._process.kill()
+                    self._process.wait()
             self._process = None
 
 

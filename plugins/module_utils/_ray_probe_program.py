@@ -214,6 +214,8 @@ def main(argv):
         emit(params, table(ray, params) if params["mode"] == "table" else dryrun(ray, params))
         if not params.get("session"):
             return
+        # no deadline while the module decides its next step (it may read Docker first); each request sets its own
+        signal.alarm(0)
         line = sys.stdin.readline()
         if not line.strip():
             return

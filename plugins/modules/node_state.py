@@ -29,17 +29,19 @@ options:
     elements: str
     default: []
   files:
-    description: Paths to describe (a regular file of at most 16 MiB with its sha256).
+    description:
+      - Paths to describe (a regular file of at most 16 MiB with its sha256); C(~) and C($VARS) are expanded, the
+        result is keyed by the path as given.
     type: list
-    elements: path
+    elements: str
     default: []
   records:
     description: Paths of the collection's JSON records (at most 64 KiB) to return parsed; null where none is.
     type: list
-    elements: path
+    elements: str
     default: []
   python_modules:
-    description: Python modules to look for in the interpreter the module runs with (the node's, as Ansible runs it).
+    description: Python modules to import in the interpreter the module runs with (the node's, as Ansible runs it).
     type: list
     elements: str
     default: []
@@ -92,7 +94,7 @@ records:
   returned: always
   type: dict
 python_modules:
-  description: By name, whether the node's Python finds the module (looked up, not imported).
+  description: By name, whether the node's Python imports the module.
   returned: always
   type: dict
   sample: {requests: true}
@@ -113,8 +115,9 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._node_state 
 def main() -> None:
     module = AnsibleModule(argument_spec={"containers": {"type": "list", "elements": "str", "default": []},
                                           "images": {"type": "list", "elements": "str", "default": []},
-                                          "files": {"type": "list", "elements": "path", "default": []},
-                                          "records": {"type": "list", "elements": "path", "default": []},
+                                          # str, not path: the results are keyed by the paths as given
+                                          "files": {"type": "list", "elements": "str", "default": []},
+                                          "records": {"type": "list", "elements": "str", "default": []},
                                           "python_modules": {"type": "list", "elements": "str", "default": []},
                                           "docker_host": {"type": "str", "default": "unix:///var/run/docker.sock"},
                                           "timeout": {"type": "int", "default": 30}},

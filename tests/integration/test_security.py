@@ -4,6 +4,7 @@ refused, and the token and API key in no output (even -vvv), no container metada
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 
@@ -68,6 +69,8 @@ def test_secrets_appear_in_no_output_even_at_vvv(lab, tmp_path):
              "vllm_cluster_extra_env": {"INFEROPS_PROBE_URL": "http://alice:proxy-pw-7c1d@example.invalid:3128"},
              "vllm_cluster_hf_token": "hf_probe_token_8e2b"}
     secrets = [ray_token(), api_key(), "hf_probe_token_8e2b", "wandb_probe_key_3f9a", "proxy-pw-7c1d"]
+    # a weak key's digest in a log lets a guess be checked offline
+    key_digests = [hashlib.sha256(api_key().encode()).hexdigest(), hashlib.sha1(api_key().encode()).hexdigest()]
     read_token = "from huggingface_hub import get_token; print(get_token())"
     # the API key file gone: the run writes it again (the secret files' copy runs under no_log)
     lab.node("spark-1", "rm", "/etc/inferops-vllm-cluster/vllm_api_key")
@@ -76,16 +79,19 @@ def test_secrets_appear_in_no_output_even_at_vvv(lab, tmp_path):
         assert result.returncode == 0, result.stderr[-2000:]
         assert lab.node("spark-1", "stat", "-c", "%a %U %s", "/etc/inferops-vllm-cluster/vllm_api_key").stdout.split() == [
             "600", "root", str(len(api_key()))]
-        for secret in secrets:
+        for secret in secrets + key_digests:
             assert secret not in result.stdout and secret not in result.stderr, secret
         for host, name in (("spark-1", "vllm-cluster-ray-head"), ("spark-1", "vllm-cluster-vllm"), ("spark-2", "vllm-cluster-ray-worker")):
             assert lab.node(host, "docker", "exec", name, "python3", "-c", read_token).stdout.strip() == "hf_probe_token_8e2b"
             assert "hf_probe_token_8e2b" not in lab.node(host, "docker", "inspect", name).stdout
         assert lab.node("spark-2", "stat", "-c", "%a %U", "/etc/inferops-vllm-cluster/hf_token").stdout.split() == ["600", "root"]
     finally:
-        # the containers back to the inventory's environment, the hub token file removed
-        healed = lab.playbook(tmp_path, "--tags", "docker_runtime,vllm")
+        # the containers back to the inventory's environment, the hub token file removed; the API key file is read
+        # as it stands this time (its digest, too, stays out of the output)
+        healed = lab.playbook(tmp_path, "-vvv", "--tags", "docker_runtime,vllm")
         assert healed.returncode == 0, healed.stdout[-2000:]
+        for secret in [api_key()] + key_digests:
+            assert secret not in healed.stdout and secret not in healed.stderr, secret
     assert lab.node("spark-2", "docker", "exec", "vllm-cluster-ray-worker", "python3", "-c", read_token).stdout.strip() == "None"
 
 

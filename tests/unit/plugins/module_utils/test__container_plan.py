@@ -3,10 +3,13 @@ digest; everything else goes to docker_container as before."""
 
 from __future__ import annotations
 
+import hashlib
+import pathlib
+
 import pytest
 
 from ansible_collections.inferops.vllm_cluster.plugins.filter.container_plan import container_plan
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._container_plan import REASONS, plan, spec_digest
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._container_plan import DIGEST_VERSION, REASONS, plan, spec_digest
 
 SPEC = {"name": "vllm-cluster-ray-head", "image": "lab/runtime:1", "pull": "never", "command": ["start", "--head"],
         "env_file": "/etc/c/node.env", "labels": {"inferops.vllm_cluster.node": "spark-1"},
@@ -86,3 +89,16 @@ def test_the_filter_reads_the_node_state_module_result():
     node["files"]["/etc/c/ray_auth_token"] = {"exists": False}
     decided = container_plan(SPEC, node, "/etc/c/container-vllm-cluster-ray-head.json", list(FILES))
     assert decided["apply"] and decided["reason"] == REASONS["changed"] and decided["started_at"] == RUNNING["started_at"]
+
+
+# The task that starts a container, as _container_plan.DIGEST_VERSION knows it: a change to it (a parameter, other
+# comparisons) must reach converged nodes, whose records would otherwise keep skipping docker_container.
+DIGESTED_TASK = {1: "7b9765dc3f737a5d261efcf75bf8ed4662db4c58fa6f5227bb7d58a65c54f243"}
+
+
+def test_a_change_to_the_docker_container_task_raises_the_digest_version():
+    text = (pathlib.Path(__file__).resolve().parents[4] / "roles" / "_common" / "tasks" / "container.yml").read_text()
+    task = text[text.index("      community.docker.docker_container:"):text.index("      register: _common_container_result")]
+    assert DIGESTED_TASK.get(DIGEST_VERSION) == hashlib.sha256(task.encode()).hexdigest(), (
+        "roles/_common/tasks/container.yml's docker_container task changed: raise DIGEST_VERSION in "
+        "plugins/module_utils/_container_plan.py (every record then stops matching once) and pin the task's new sha256 here")

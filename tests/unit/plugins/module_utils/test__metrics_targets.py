@@ -46,3 +46,8 @@ def test_the_api_address_and_scheme(api_url, address, scheme):
     vllm = [g for g in targets(HOSTS, IPS, "spark-1", {}, traits("mp"), "c", api_url) if g["labels"]["job"] == "vllm"]
     assert vllm[0]["targets"] == [address]
     assert vllm[0]["labels"].get("__scheme__") == scheme
+
+
+def test_a_server_bound_to_every_address_is_listed_at_the_heads_address():
+    vllm = targets(HOSTS, IPS, "spark-1", {}, traits("mp"), "c", "http://0.0.0.0:8000", "10.1.230.180")
+    assert vllm[0]["targets"] == ["10.1.230.180:8000"]

@@ -123,9 +123,19 @@ def test_paths_to_fix_keeps_the_order_and_the_entries():
     assert paths_to_fix(wanted, node) == wanted[1:]
 
 
-def test_python_modules_are_looked_up_without_importing_them():
-    state = read(None, [], [], [], [], lambda: 0.0, ["json", "no_such_module_anywhere", "no.such.parent"])
-    assert state["python_modules"] == {"json": True, "no_such_module_anywhere": False, "no.such.parent": False}
+def test_python_modules_are_imported_and_a_broken_one_is_not_importable(tmp_path, monkeypatch):
+    (tmp_path / "broken_probe_module.py").write_text("raise TypeError('an incompatible urllib3')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    state = read(None, [], [], [], [], lambda: 0.0, ["json", "no_such_module_anywhere", "no.such.parent", "broken_probe_module"])
+    assert state["python_modules"] == {"json": True, "no_such_module_anywhere": False, "no.such.parent": False,
+                                       "broken_probe_module": False}
+
+
+def test_paths_are_read_where_they_point_and_keyed_as_given(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "vllm.tar").write_text("archive")
+    state = read(None, [], [], ["~/vllm.tar", "$HOME/vllm.tar"], [], lambda: 0.0)
+    assert state["files"]["~/vllm.tar"]["kind"] == "file" and state["files"]["$HOME/vllm.tar"]["kind"] == "file"
 
 
 ROOT_FILE = {"exists": True, "kind": "file", "mode": "0600", "uid": 0, "gid": 0,

@@ -7,10 +7,11 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_probe import ProbeError, ProbeSession, run_locally
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_probe import RESULT_MARKER, ProbeError, ProbeSession, run_locally
 
 FAKE_RAY = '''
 import json, os, time
@@ -103,3 +104,36 @@ def test_a_session_imports_ray_and_joins_the_cluster_once_for_every_step(tmp_pat
     with pytest.raises(ProbeError, match=r"a local session exited 1 without a result: .*AttributeError"):
         session.ask({"mode": "dryrun", "timeout": 1, "limit": 30})
     session.close()
+
+
+def test_a_session_waiting_for_its_next_request_is_not_ended_by_the_last_ones_deadline(tmp_path):
+    (tmp_path / "ray").mkdir()
+    (tmp_path / "ray" / "__init__.py").write_text(FAKE_RAY)
+    (tmp_path / "calls").write_text("")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), FAKE_RAY_CALLS=str(tmp_path / "calls"),
+               FAKE_RAY_NODES=json.dumps([node("198.18.1.12", "spark-1", True)]))
+
+    def popen(argv):
+        return subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+
+    session = ProbeSession(popen, sys.executable, "a local session")
+    assert session.ask({"mode": "table", "timeout": 0, "limit": 1})["nodes"]
+    # the module reads Docker between two steps: longer than the first step's own deadline of 1 s
+    time.sleep(1.5)
+    assert session.ask({"mode": "table", "timeout": 0, "limit": 5})["nodes"]
+    session.close()
+
+
+def test_a_garbled_result_line_is_a_probe_error_not_a_crash(tmp_path):
+    program = tmp_path / "python"
+    program.write_text(f"#!/bin/sh\necho '{RESULT_MARKER}{{\"nodes\": [tr'\ncat >/dev/null\n")
+    program.chmod(0o755)
+
+    def popen(argv):
+        return subprocess.Popen([str(program)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+
+    session = ProbeSession(popen, str(program), "a local session")
+    with pytest.raises(ProbeError, match="answered a garbled result"):
+        session.ask({"mode": "table", "limit": 5})

@@ -11,7 +11,7 @@ import re
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, flat
 from test_vllm_server import api_key
 
 HEAD_IC = "198.18.1.12"
@@ -154,3 +154,21 @@ def test_a_dry_run_names_a_new_variable_and_its_node_but_no_secret(lab, tmp_path
     assert re.search(r"^ok: \[spark-1\]", render, re.M), render[-3000:]
     assert "+PROBE=on\n" in render and "+PROBE_TOKEN=****\n" in render, render[-3000:]
     assert "+PROBE_PROXY=http://user:****@proxy.invalid:3128\n" in render, render[-3000:]
+
+
+@pytest.mark.readonly
+def test_a_link_planted_where_the_ipc_directory_belongs_is_refused_not_followed(lab, tmp_path, unchanged):
+    """Every container shares the node's /tmp/ray read-write: a process in one can replace vllm-rpc with a link. The
+    run (as root) must refuse it, not chmod or create where it points. A session directory of the test's own, so the
+    serving cluster's IPC sockets stay untouched."""
+    session, target = "/root/inferops-probe-session", "/root/inferops-probe-target"
+    lab.node("spark-2", "sh", "-c", f"rm -rf {session} {target} && mkdir -p {session}/tmp {target} && chmod 0755 {target}"
+             f" && chmod 0700 {session} && chmod 0777 {session}/tmp && ln -s {target} {session}/tmp/vllm-rpc")
+    try:
+        result = lab.playbook(tmp_path, "--tags", "docker_runtime", "--limit", "spark-2",
+                              "-e", f"vllm_cluster_ray_session_dir={session}")
+        assert result.returncode != 0
+        assert f"{session}/tmp/vllm-rpc already exists as a link" in flat(result.stdout + result.stderr), result.stdout[-3000:]
+        assert lab.node("spark-2", "stat", "-c", "%a %U", target).stdout.split() == ["755", "root"]
+    finally:
+        lab.node("spark-2", "rm", "-rf", session, target)

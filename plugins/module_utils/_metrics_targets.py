@@ -14,19 +14,17 @@ import typing as t
 import urllib.parse
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ports import scraped
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._vllm_serving import WILDCARDS
 
 DEFAULT_PATH = "/metrics"
-
-
-# A server bound to every address is reached at the head's own address.
-_WILDCARDS = {"", "0.0.0.0", "::"}
 
 
 def _api_address(api_url: str, head_address: str) -> tuple[str, str]:
     """(host:port, scheme) where vLLM's API answers, from its base URL; a wildcard bind at head_address."""
     parsed = urllib.parse.urlsplit(api_url)
     host = parsed.hostname or ""
-    host = head_address if host in _WILDCARDS else host
+    # a server bound to every address (_vllm_serving's reading of a bind address) is reached at the head's own
+    host = head_address if host in WILDCARDS else host
     host = f"[{host}]" if ":" in host else host
     return f"{host}:{parsed.port or (443 if parsed.scheme == 'https' else 80)}", parsed.scheme or "http"
 

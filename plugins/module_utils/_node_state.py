@@ -63,15 +63,19 @@ def _sha256(path: str) -> str:
 
 def read_record(path: str) -> t.Any:
     """One of the collection's JSON records; None where there is none, or what is there is not one."""
-    described = describe_file(path)
-    if described.get("kind") != "file" or described["size"] > RECORD_LIMIT:
-        return None
     try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        with os.fdopen(descriptor, "r", encoding="utf-8") as handle:
-            return json.loads(handle.read(RECORD_LIMIT + 1))
-    except (OSError, ValueError):
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
         return None
+    with os.fdopen(descriptor, "rb") as handle:
+        # what the descriptor holds, not what lstat saw a moment before: a regular file, small enough to be one
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > RECORD_LIMIT:
+            return None
+        try:
+            return json.loads(handle.read(RECORD_LIMIT + 1).decode("utf-8"))
+        except ValueError:
+            return None
 
 
 def describe_container(document: t.Mapping[str, t.Any] | None) -> dict[str, t.Any]:

@@ -31,7 +31,7 @@ MESSAGES: dict[str, str] = {
 }
 
 # Where clients reach the server when it binds every address.
-_WILDCARDS = {"", "0.0.0.0", "::", "[::]"}
+WILDCARDS = {"", "0.0.0.0", "::", "[::]"}
 
 
 def endpoint_from_args(args: t.Sequence[str]) -> tuple[str, str]:
@@ -47,7 +47,7 @@ def endpoint_from_args(args: t.Sequence[str]) -> tuple[str, str]:
         elif index + 1 < len(args) and not args[index + 1].startswith("--"):
             values[flag] = args[index + 1]
     host = values.get("--host", "")
-    host = "127.0.0.1" if host in _WILDCARDS else host
+    host = "127.0.0.1" if host in WILDCARDS else host
     port = values.get("--port", "8000")
     model = values.get("--served-model-name") or values.get("--model") or ""
     if not model:

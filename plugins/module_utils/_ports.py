@@ -13,15 +13,15 @@ from __future__ import annotations
 import dataclasses
 import typing as t
 
-# When a row's port is open: always, or only where the backend's trait (vllm_cluster_backend_traits) says so, or
-# while weights staging copies.
-NEEDS = ("always", "runs_ray", "rendezvous", "weights_staged")
+# When a row's port is open: always, or only where the backend's trait (vllm_cluster_backend_traits, which also
+# carries `supervised`: vllm_cluster_liveness) says so, or while weights staging copies.
+NEEDS = ("always", "runs_ray", "rendezvous", "weights_staged", "supervised")
 HOSTS = ("head", "every_node")
 # Who must reach it: the other nodes over the interconnect, clients on the management side, or the node itself.
 REACH = ("interconnect", "management", "loopback")
 # What holds it: a running one of these is the port's rightful owner (preflight's free-port check skips it); link is
 # the link gate's rank 0, for the seconds it measures.
-OWNERS = ("ray", "vllm", "weights", "link")
+OWNERS = ("ray", "vllm", "weights", "link", "supervisor")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,6 +69,9 @@ PORTS: tuple[Port, ...] = (
          "weights", 29510, transient=True),
     Port("vllm_cluster_link_port", "link gate rendezvous (while measuring)", "head", "always", "interconnect", "link",
          29520, transient=True),
+    # The supervisors' signed state for each other and their /metrics (role supervisor).
+    Port("vllm_cluster_supervisor_port", "supervisor (peers, metrics)", "every_node", "supervised", "interconnect",
+         "supervisor", 29530, metrics="/metrics"),
 )
 
 # Ray's workers take their ports from this range on every node (the ranks' actors, the driver's).

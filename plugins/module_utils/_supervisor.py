@@ -34,6 +34,7 @@ MESSAGES = {
                "Fix the cause, then run site.yml (--tags vllm): a run that starts the group resets the count.",
     "RESTARTED": "{host}: the supervisor restarted the group {count} time(s) in the last {window} s, the last at "
                  "{at} UTC ({reason})",
+    "RESET": "{host}: this run starts vLLM again, which resets the supervisor's count",
     "NO_RECORD": "{host}: the supervisor has written no record yet (it writes one after its first check)",
     "STALE": "{host}: the supervisor's last check was {age} s ago (it checks every {interval} s): is its container "
              "running? `docker logs {container}` on {host}",
@@ -71,6 +72,9 @@ class Check(t.NamedTuple):
     # vLLM's counters: vllm:generation_tokens_total and vllm:num_requests_running (None: not read)
     tokens: float | None = None
     running: float | None = None
+    # vllm:generation_tokens_total again once the completion answered or timed out: tokens made meanwhile mean a
+    # busy engine (a queue longer than the deadline), not a stuck one
+    tokens_after: float | None = None
 
 
 def failure(check: Check, previous: Check | None, settings: Settings) -> tuple[str, str] | None:
@@ -84,7 +88,8 @@ def failure(check: Check, previous: Check | None, settings: Settings) -> tuple[s
             return "rank_down", MESSAGES["rank_down"].format(rank=rank, state=state)
     if check.health != 200:
         return "health", MESSAGES["health"].format(status=check.health or "nothing")
-    if check.completion != "ok":
+    busy = check.tokens is not None and check.tokens_after is not None and check.tokens_after > check.tokens
+    if check.completion != "ok" and not busy:
         return "no_token", MESSAGES["no_token"].format(deadline=_number(settings.deadline),
                                                        detail=check.completion or "not asked")
     if (previous is not None and previous.tokens is not None and check.tokens is not None

@@ -22,6 +22,7 @@ import http.client
 import http.server
 import json
 import os
+import re
 import secrets
 import signal
 import socket
@@ -39,6 +40,7 @@ import _supervisor as decisions  # noqa: E402  pylint: disable=wrong-import-posi
 SIGNATURE = "X-Vllm-Cluster-Signature"
 LOG_LINES = 30
 STOP_TIMEOUT = 10
+_COLOUR = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # how often a follower asks the leader (a restart reaches every rank within this)
 FOLLOW_POLL = 3.0
 
@@ -97,8 +99,9 @@ class Docker:
         status, body = self.call("GET", f"/containers/{urllib.parse.quote(name)}/logs?stdout=1&stderr=1&tail={lines}")
         if status != 200:
             return [f"(docker logs answered {status})"]
-        # each line cut: the record stays small (validate reads it, 64 KiB at most)
-        return [line[:300] for line in demultiplex(body).decode(errors="replace").splitlines()[-lines:]]
+        # colours out, each line cut: the record stays small (validate reads it, 64 KiB at most)
+        text = _COLOUR.sub("", demultiplex(body).decode(errors="replace"))
+        return [line[:300] for line in text.splitlines()[-lines:]]
 
 
 def demultiplex(body: bytes) -> bytes:
@@ -240,9 +243,13 @@ class Supervisor:
             body = {"model": self.config["model"], "prompt": "Hello", "max_tokens": 1, "temperature": 0}
             status, answer, _ = ask(f"{url}/v1/completions", timeout=deadline, body=body, key=self._key())
             completion = _completion(status, answer, deadline)
+        after = ask(f"{url}/metrics", timeout=deadline) if completion != "ok" else (0, b"", {})
         check = decisions.Check(at=now, ranks=states, health=health, completion=completion,
                                 tokens=decisions.metrics_value(text, "vllm:generation_tokens_total"),
-                                running=decisions.metrics_value(text, "vllm:num_requests_running"))
+                                running=decisions.metrics_value(text, "vllm:num_requests_running"),
+                                tokens_after=decisions.metrics_value(after[1].decode(errors="replace"),
+                                                                     "vllm:generation_tokens_total")
+                                if after[0] == 200 else None)
         return check, starts
 
     def _key(self) -> str:

@@ -358,7 +358,7 @@ class Supervisor:
             server_class = type("Server6", (http.server.ThreadingHTTPServer,), {"address_family": socket.AF_INET6})
         server = server_class((str(self.config["listen"]), int(self.config["port"])), Handler)
         server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
         return server
 
     def run(self) -> None:

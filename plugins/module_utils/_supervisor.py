@@ -28,6 +28,7 @@ MESSAGES = {
     "health": "/health answered {status}",
     "no_token": "a one-token completion had no answer within {deadline} s ({detail})",
     "stalled": "generation tokens did not rise in {seconds} s while {running} requests ran",
+    "waiting": "waiting for {what} before restarting the group",
     # validate and diagnose (F28)
     "GAVE_UP": "[F28] {host}: the supervisor gave up at {at} UTC after {restarts} restarts within {window} s and "
                "left the cluster down; last failure: {reason}. Its record ({path}) holds each rank's last log lines. "
@@ -75,6 +76,9 @@ class Check(t.NamedTuple):
     # vllm:generation_tokens_total again once the completion answered or timed out: tokens made meanwhile mean a
     # busy engine (a queue longer than the deadline), not a stuck one
     tokens_after: float | None = None
+    # what the group cannot start without and this supervisor cannot start: a node whose supervisor is silent (it
+    # restarts that node's rank), a worker's Ray container not running (Docker restarts it by its policy)
+    waits_for: tuple[str, ...] = ()
 
 
 def failure(check: Check, previous: Check | None, settings: Settings) -> tuple[str, str] | None:
@@ -168,6 +172,12 @@ def decide(state: t.Mapping[str, t.Any], check: Check, starts: t.Mapping[str, st
         return new, "give_up"
     if recent and now - recent[-1] < backoff(len(recent), settings):
         return new, "none"
+    if check.waits_for:
+        # a restart now would start a group that cannot form (vLLM would wait for a placement, or a rank, for its
+        # whole start grace): wait, counting no restart
+        new["waiting"] = MESSAGES["waiting"].format(what=", ".join(check.waits_for))
+        return new, "none"
+    new["waiting"] = ""
     new.update(phase="starting", since=now, consecutive=0, restarts=recent + [now], desired="running", by_us=True,
                restarts_total=state.get("restarts_total", 0) + 1, generation=state.get("generation", 0) + 1,
                last_restart={"at": now, "reason": failed[1]})

@@ -233,7 +233,7 @@ class Supervisor:
         starts = {name: value[1] for name, value in ranks.items()
                   if name not in peers or self.config.get("followers_act")}
         if any(state != "running" for state in states.values()):
-            return decisions.Check(at=now, ranks=states), starts
+            return decisions.Check(at=now, ranks=states, waits_for=self.waits_for(states, peers)), starts
         url, deadline = str(self.config["url"]), self.settings.deadline
         health = ask(f"{url}/health", timeout=deadline)[0]
         metrics = ask(f"{url}/metrics", timeout=deadline)
@@ -250,7 +250,42 @@ class Supervisor:
                                 tokens_after=decisions.metrics_value(after[1].decode(errors="replace"),
                                                                      "vllm:generation_tokens_total")
                                 if after[0] == 200 else None)
+        if decisions.failure(check, self.previous, self.settings):
+            check = check._replace(waits_for=self.waits_for(states, peers))
         return check, starts
+
+    def waits_for(self, states: t.Mapping[str, str], peers: t.Mapping[str, t.Any]) -> tuple[str, ...]:
+        """What the group cannot start without and this supervisor cannot start: a node whose supervisor is silent,
+        a worker's Ray container not running, a node not alive in Ray's own table (under Ray: vLLM would wait for
+        its placement for its whole start grace)."""
+        found = sorted(name.split("/", 1)[0] if state.startswith("silent") else name
+                       for name, state in states.items() if name in peers and state != "running"
+                       and (state.startswith("silent") or not self.config.get("followers_act")))
+        ray = self.config.get("ray_nodes") or {}
+        if ray:
+            alive = self.ray_alive(ray)
+            if alive is None:
+                found.append("Ray's node table (the head's dashboard did not answer)")
+            else:
+                found += [f"{address} in Ray" for address in ray.get("expected", []) if address not in alive]
+        return tuple(found)
+
+    def ray_alive(self, ray: t.Mapping[str, t.Any]) -> set[str] | None:
+        """The addresses of the nodes alive in Ray's table (its dashboard's API on the head), None without answer."""
+        token = ""
+        try:
+            with open(str(ray.get("token_file") or ""), encoding="utf-8") as handle:
+                token = handle.read().strip()
+        except OSError:
+            pass  # no Ray token authentication on this cluster
+        status, body, _ = ask(str(ray["url"]), timeout=self.settings.deadline, key=token)
+        try:
+            rows = json.loads(body)["data"]["result"]["result"] if status == 200 else None
+        except (ValueError, KeyError, TypeError):
+            rows = None
+        if not isinstance(rows, list):
+            return None
+        return {str(row.get("node_ip")) for row in rows if isinstance(row, dict) and row.get("state") == "ALIVE"}
 
     def _key(self) -> str:
         path = str(self.config.get("key_file") or "")
@@ -270,7 +305,8 @@ class Supervisor:
             state, move = decisions.decide(self.state, check, starts, failed, self.settings)
             self.state = state
         if failed:
-            log(f"check failed ({failed[0]}): {failed[1]}; {state['consecutive']} in a row, phase {state['phase']}")
+            log(f"check failed ({failed[0]}): {failed[1]}; {state['consecutive']} in a row, phase {state['phase']}"
+                + (f"; {state['waiting']}" if state.get("waiting") and move == "none" else ""))
         if move == "restart":
             log(f"restarting every rank (generation {state['generation']}): {failed[1] if failed else ''}")
             self.save()  # the generation first: the followers restart theirs as this one restarts its own

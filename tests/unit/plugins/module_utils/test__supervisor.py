@@ -240,3 +240,15 @@ def test_settings_come_from_the_role_as_strings_or_numbers():
 def test_the_record_is_json():
     state, _ = run([(10, "rank_down", STARTS), (20, "rank_down", STARTS)], watching())
     assert json.loads(json.dumps(state)) == state
+
+
+def test_no_restart_while_the_group_cannot_form_and_none_is_counted():
+    state = watching()
+    ranks = dict(UP, **{"spark-2/*": "silent: refused"})
+    for offset in (10, 20, 30):
+        state, move = _supervisor.decide(state, Check(at=T0 + offset, ranks=ranks, waits_for=("spark-2",)), STARTS,
+                                         ("peer_silent", "spark-2 silent"), SETTINGS)
+        assert move == "none"
+    assert state["waiting"] == "waiting for spark-2 before restarting the group" and state["restarts"] == []
+    state, move = _supervisor.decide(state, Check(at=T0 + 40, ranks=UP), STARTS, ("health", "no"), SETTINGS)
+    assert move == "restart" and state["waiting"] == ""

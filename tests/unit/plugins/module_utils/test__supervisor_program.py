@@ -69,6 +69,8 @@ class FakeDocker(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 class FakeVllm(http.server.ThreadingHTTPServer):
     def __init__(self) -> None:
         self.health, self.tokens, self.completions = 200, 1, 0
+        # Ray's dashboard API on the head (the Ray backend's leader asks it before a restart)
+        self.ray_alive, self.ray_token = ["127.0.0.1", "127.0.0.2"], ""
         vllm = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -84,6 +86,11 @@ class FakeVllm(http.server.ThreadingHTTPServer):
             def do_GET(self) -> None:  # noqa: N802
                 if self.path == "/health":
                     return self.reply(vllm.health, b"")
+                if self.path.startswith("/api/v0/nodes"):
+                    vllm.ray_token = self.headers.get("Authorization", "")
+                    rows = [{"node_ip": ip, "state": "ALIVE"} for ip in vllm.ray_alive] + [
+                        {"node_ip": "127.0.0.2", "state": "DEAD"}]
+                    return self.reply(200, json.dumps({"data": {"result": {"result": rows}}}).encode())
                 return self.reply(200, b'vllm:generation_tokens_total{engine="0"} 10.0\n'
                                        b'vllm:num_requests_running{engine="0"} 0.0\n')
 
@@ -214,3 +221,21 @@ def test_the_state_answers_the_nonce_signed_and_other_paths_are_not_found(cluste
 ])
 def test_a_log_is_read_whether_docker_frames_it_or_not(body, expected):
     assert program.demultiplex(body) == expected
+
+
+def test_under_ray_the_group_restarts_only_once_every_node_is_alive_in_rays_table(cluster, tmp_path):
+    made, vllm = cluster
+    leader, docker, _ = made["spark-1"]
+    (tmp_path / "ray_token").write_text("ray-token\n")
+    leader.config = dict(leader.config, followers_act=False, ray_nodes={
+        "url": f"http://127.0.0.1:{vllm.server_address[1]}/api/v0/nodes?detail=false",
+        "token_file": str(tmp_path / "ray_token"), "expected": ["127.0.0.1", "127.0.0.2"]})
+    docker.containers["vllm"]["state"] = "exited"
+    vllm.ray_alive = ["127.0.0.1"]  # spark-2's raylet has not joined the (new) head yet
+    for _ in range(3):
+        leader.lead_once()
+    assert docker.calls == [] and leader.state["waiting"] == "waiting for 127.0.0.2 in Ray before restarting the group"
+    assert vllm.ray_token == "Bearer ray-token"
+    vllm.ray_alive = ["127.0.0.1", "127.0.0.2"]
+    leader.lead_once()
+    assert docker.calls == ["restart vllm"] and leader.state["restarts_total"] == 1

@@ -1,0 +1,137 @@
+"""The supervisor (issue #35, F28) on the lab's real containers: a rank stopped while /health answers is found and
+every rank restarted; nodes restarted (one twice in a row, then the head) serve again without an Ansible run; a rank
+that keeps dying is left down at the cap, and validate says so. The lab checks every 600 s (its fault tests break
+ranks on purpose): these tests shorten the interval for themselves and give the lab its own settings back."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import pytest
+
+from conftest import flat
+from test_serving_across_nodes import complete, health, ranks
+
+RECORD = "/var/lib/inferops-vllm-cluster/supervisor/state.json"
+INTERVAL, DEADLINE = 4, 5
+SHORT = ["-e", f"vllm_cluster_liveness_interval={INTERVAL}", "-e", f"vllm_cluster_liveness_deadline={DEADLINE}",
+         "-e", "vllm_cluster_liveness_failures=2", "-e", "vllm_cluster_liveness_backoff=1"]
+
+
+def record(lab) -> dict:
+    return json.loads(lab.node("spark-1", "cat", RECORD).stdout)
+
+
+def wait_for(what: str, seconds: float, test):
+    """test() until it returns something true; its value. Fails naming what did not happen."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            found = test()
+        except (OSError, ValueError, subprocess.CalledProcessError):
+            found = None
+        if found:
+            return found
+        assert time.monotonic() < deadline, f"{what} did not happen within {seconds} s"
+        time.sleep(1)
+
+
+def serving_again(lab, since: float, seconds: float = 240) -> float:
+    """Seconds from `since` until a completion answers (the supervisor's log in the failure)."""
+    try:
+        wait_for("a completion", seconds, lambda: complete() > 0)
+    except AssertionError as failed:
+        log = lab.node("spark-1", "docker", "logs", "--tail", "30", "vllm-cluster-supervisor", check=False)
+        raise AssertionError(f"{failed}; the supervisor said:\n{log.stdout}{log.stderr}") from None
+    return round(time.time() - since, 1)
+
+
+@pytest.fixture(scope="module")
+def supervised(lab, tmp_path_factory):
+    """The supervisor checking every 4 s for this module's tests; then the lab's settings again and vLLM serving (the
+    last test leaves it down)."""
+    tmp_path = tmp_path_factory.mktemp("supervisor")
+    result = lab.playbook(tmp_path, "--tags", "supervisor", *SHORT, "-e", "vllm_cluster_liveness_max_restarts=5")
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    began = time.time()
+    wait_for("a check that found the cluster serving", 30,
+             lambda: (record(lab)["last_check"] or {}).get("at", 0) > began and record(lab)["last_check"]["ok"])
+    yield tmp_path
+    result = lab.playbook(tmp_path, "--tags", "vllm")
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    assert record(lab)["interval"] == 600 and complete() > 0
+
+
+@pytest.mark.restarts_layers
+def test_a_stopped_rank_is_found_and_every_rank_restarted_while_health_answers(lab, supervised):
+    before = record(lab)["restarts_total"]
+    [rank] = [r for r in ranks(lab) if r["address"] == "198.18.1.13"]
+    stop = ["docker", "exec", "vllm-cluster-ray-worker", "kill"]
+    try:
+        lab.node("spark-2", *stop, "-STOP", str(rank["pid"]))
+        stopped = time.time()
+        during = health()
+        restarted = wait_for("the supervisor's restart", 60, lambda: record(lab)["restarts_total"] > before
+                             and record(lab)["last_restart"])
+        back = serving_again(lab, stopped)
+    finally:
+        lab.node("spark-2", *stop, "-CONT", str(rank["pid"]), check=False)
+    assert during == "200", f"/health said {during} with spark-2's rank stopped"
+    # found within two intervals and the deadline (a check may have begun just before the stop), a second of slack
+    assert restarted["at"] - stopped <= 2 * INTERVAL + DEADLINE + 1, (restarted, stopped)
+    assert restarted["reason"] == f"a one-token completion had no answer within {DEADLINE} s (timeout)"
+    assert restarted["logs"]["spark-1/vllm-cluster-vllm"], restarted
+    # the stopped process went with its group (Ray ended the old driver's actors)
+    assert lab.node("spark-2", "docker", "exec", "vllm-cluster-ray-worker", "kill", "-0", str(rank["pid"]),
+                    check=False).returncode != 0
+    assert wait_for("a check that found it serving", 30, lambda: record(lab)["phase"] == "watching")
+    print(f"stopped rank: restart {restarted['at'] - stopped:.1f} s after the stop, serving again after {back} s")
+
+
+@pytest.mark.restarts_layers
+def test_restarted_nodes_serve_again_without_an_ansible_run(lab, supervised):
+    began = time.time()
+    for _ in range(2):  # twice in a row: the second while the first is still coming back
+        subprocess.run(["docker", "restart", "inferops-lab-spark-2"], check=True, capture_output=True)
+    worker = serving_again(lab, began)
+    began = time.time()
+    subprocess.run(["docker", "restart", "inferops-lab-spark-1"], check=True, capture_output=True)
+    head = serving_again(lab, began)
+    state = record(lab)
+    assert state["last_restart"]["reason"] == "spark-1/vllm-cluster-vllm's container is exited", state["last_restart"]
+    print(f"node restarts: spark-2 twice, serving again after {worker} s; spark-1, after {head} s")
+
+
+@pytest.mark.restarts_layers
+def test_a_rank_that_keeps_dying_is_left_down_at_the_cap_and_validate_says_so(lab, supervised):
+    result = lab.playbook(supervised, "--tags", "supervisor", *SHORT, "-e", "vllm_cluster_liveness_max_restarts=1")
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    # a count of this test's own: no restart of the tests before it within the window
+    lab.node("spark-1", "docker", "stop", "vllm-cluster-supervisor")
+    lab.node("spark-1", "rm", RECORD)
+    lab.node("spark-1", "docker", "start", "vllm-cluster-supervisor")
+    wait_for("the new supervisor's first check", 30, lambda: record(lab)["checks"] > 0)
+    killer = subprocess.Popen(["docker", "exec", "inferops-lab-spark-1", "sh", "-c",
+                               "end=$(($(date +%s) + 90)); while [ $(date +%s) -lt $end ]; do "
+                               "docker kill vllm-cluster-vllm >/dev/null 2>&1; sleep 1; done"])
+    try:
+        gave_up = wait_for("giving up", 90, lambda: record(lab)["gave_up"])
+    finally:
+        killer.kill()
+        killer.wait()
+    state = record(lab)
+    assert state["phase"] == "gave_up" and state["restarts_total"] == 1 and gave_up["restarts"] == 1
+    assert gave_up["reason"] == "spark-1/vllm-cluster-vllm's container is exited"
+    assert "spark-1/vllm-cluster-vllm" in gave_up["logs"]
+    # left down: nothing starts it again
+    time.sleep(2 * INTERVAL)
+    inspect = lab.node("spark-1", "docker", "inspect", "-f", "{{.State.Status}}", "vllm-cluster-vllm")
+    assert inspect.stdout.strip() == "exited" and record(lab)["restarts_total"] == 1
+
+    validate = lab.playbook(supervised, "--tags", "validate", *SHORT)
+    output = flat(validate.stdout + validate.stderr)
+    assert validate.returncode != 0, output[-3000:]
+    assert "[F28] spark-1: the supervisor gave up at " in output and "after 1 restarts within 3600 s" in output
+    assert "Fix the cause, then run site.yml (--tags vllm)" in output

@@ -73,8 +73,9 @@ def test_a_stopped_rank_is_found_and_every_rank_restarted_while_health_answers(l
         lab.node("spark-2", *stop, "-STOP", str(rank["pid"]))
         stopped = time.time()
         during = health()
+        # the record is written before the restart (its generation) and again after it (the ranks' logs)
         restarted = wait_for("the supervisor's restart", 60, lambda: record(lab)["restarts_total"] > before
-                             and record(lab)["last_restart"])
+                             and "logs" in record(lab)["last_restart"] and record(lab)["last_restart"])
         back = serving_again(lab, stopped)
     finally:
         lab.node("spark-2", *stop, "-CONT", str(rank["pid"]), check=False)
@@ -113,14 +114,17 @@ def test_a_rank_that_keeps_dying_is_left_down_at_the_cap_and_validate_says_so(la
     lab.node("spark-1", "rm", RECORD)
     lab.node("spark-1", "docker", "start", "vllm-cluster-supervisor")
     wait_for("the new supervisor's first check", 30, lambda: record(lab)["checks"] > 0)
+    # vLLM killed each second it runs, until the test ends it (ending `docker exec` would leave the loop running)
+    stop = "/tmp/inferops-test-supervisor-stop-killing"
+    lab.node("spark-1", "rm", "-f", stop)
     killer = subprocess.Popen(["docker", "exec", "inferops-lab-spark-1", "sh", "-c",
-                               "end=$(($(date +%s) + 90)); while [ $(date +%s) -lt $end ]; do "
-                               "docker kill vllm-cluster-vllm >/dev/null 2>&1; sleep 1; done"])
+                               f"end=$(($(date +%s) + 120)); while [ ! -e {stop} ] && [ $(date +%s) -lt $end ]; do "
+                               "docker kill vllm-cluster-vllm >/dev/null 2>&1; sleep 1; done; rm -f " + stop])
     try:
         gave_up = wait_for("giving up", 90, lambda: record(lab)["gave_up"])
     finally:
-        killer.kill()
-        killer.wait()
+        lab.node("spark-1", "touch", stop)
+        killer.wait(timeout=30)
     state = record(lab)
     assert state["phase"] == "gave_up" and state["restarts_total"] == 1 and gave_up["restarts"] == 1
     assert gave_up["reason"] == "spark-1/vllm-cluster-vllm's container is exited"

@@ -59,10 +59,12 @@ _value:
   type: dict
 """
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._supervisor import MESSAGES, Settings, report
 
+
 def supervisor_report(record, host, settings, now, path, container, starts_group=False):
-    found = report(host, record, float(now), Settings.of(settings), path, container)
+    found = report(host, record, float(now), Settings.of(settings), path, container, TROUBLESHOOTING)
     if found["problem"] and starts_group and found["problem"].startswith("[F28]"):
         return {"problem": "", "lines": found["lines"] + [MESSAGES["RESET"].format(host=host)]}
     return found

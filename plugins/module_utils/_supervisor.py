@@ -32,13 +32,15 @@ MESSAGES = {
     # validate and diagnose (F28)
     "GAVE_UP": "[F28] {host}: the supervisor gave up at {at} UTC after {restarts} restarts within {window} s and "
                "left the cluster down; last failure: {reason}. Its record ({path}) holds each rank's last log lines. "
-               "Fix the cause, then run site.yml (--tags vllm): a run that starts the group resets the count.",
+               "Fix the cause, then run site.yml (--tags vllm): a run that starts the group resets the count. See "
+               "{doc}#f28",
     "RESTARTED": "{host}: the supervisor restarted the group {count} time(s) in the last {window} s, the last at "
                  "{at} UTC ({reason})",
     "RESET": "{host}: this run starts vLLM again, which resets the supervisor's count",
     "NO_RECORD": "{host}: the supervisor has written no record yet (it writes one after its first check)",
-    "STALE": "{host}: the supervisor's last check was {age} s ago (it checks every {interval} s): is its container "
-             "running? `docker logs {container}` on {host}",
+    "STALE": "[F28] {host}: the supervisor last wrote its record {age} s ago (it checks every {interval} s): the cluster "
+             "is not supervised. Fix: `docker ps -a` and `docker logs {container}` on {host}; site.yml (--tags "
+             "supervisor) starts it again. See {doc}#f28",
 }
 
 
@@ -103,8 +105,12 @@ def failure(check: Check, previous: Check | None, settings: Settings) -> tuple[s
     return None
 
 
-def new_state() -> dict[str, t.Any]:
-    return {"version": RECORD_VERSION, "phase": "starting", "since": None, "generation": 0, "desired": "running",
+def new_state(epoch: str = "") -> dict[str, t.Any]:
+    """A record's start. epoch: a random name of this record's life, which the leader's signed state carries: a
+    follower that sees another epoch (the leader's record lost, its generations counted again from 0) starts
+    following anew instead of waiting for generations it has passed."""
+    return {"version": RECORD_VERSION, "epoch": epoch, "phase": "starting", "since": None, "generation": 0,
+            "desired": "running",
             "consecutive": 0, "restarts": [], "checks": 0, "failures": 0, "restarts_total": 0, "starts": None,
             "by_us": False,
             "last_check": None, "last_failure": None, "last_restart": None, "gave_up": None}
@@ -144,6 +150,10 @@ def decide(state: t.Mapping[str, t.Any], check: Check, starts: t.Mapping[str, st
     """
     now = check.at
     new = dict(state)
+    # a clock set back must not leave a restart, or a start, in the future (blocking every restart until then)
+    new["restarts"] = [min(float(at), now) for at in state.get("restarts", [])]
+    if new.get("since") is not None:
+        new["since"] = min(float(new["since"]), now)
     new["checks"] = state.get("checks", 0) + 1
     new["last_check"] = {"at": now, "ok": failed is None, "reason": failed[1] if failed else ""}
     ours = state.get("by_us") and state.get("phase") == "starting"
@@ -190,12 +200,19 @@ def _forgiven_while_starting(check: Check, key: str) -> bool:
     return all(state == "running" or state in TRANSITIONAL for state in check.ranks.values())
 
 
-def follow(acted: int, leader: t.Mapping[str, t.Any]) -> str:
-    """A follower's move from the leader's state: "restart" or "stop" its ranks once per generation, else "none"."""
-    generation = leader.get("generation")
-    if not isinstance(generation, int) or generation <= acted:
-        return "none"
-    return "stop" if leader.get("desired") == "stopped" else "restart"
+def follow(acted: t.Mapping[str, t.Any] | None, leader: t.Mapping[str, t.Any]) -> tuple[str, dict[str, t.Any]]:
+    """A follower's move from the leader's signed state, and what it has acted on since: "restart" or "stop" its ranks
+    once per generation of the leader's epoch, else "none". The first contact with an epoch replays none of its
+    history, but a leader that has given up (every rank stopped) is followed at once."""
+    generation, epoch = leader.get("generation"), leader.get("epoch")
+    if not isinstance(generation, int) or not isinstance(epoch, str):
+        return "none", dict(acted or {})
+    stop = "stop" if leader.get("desired") == "stopped" else "restart"
+    if not acted or acted.get("epoch") != epoch:
+        return ("stop" if stop == "stop" else "none"), {"epoch": epoch, "generation": generation}
+    if generation <= int(acted.get("generation", 0)):
+        return "none", dict(acted)
+    return stop, {"epoch": epoch, "generation": generation}
 
 
 def sign(secret: bytes, body: bytes) -> str:
@@ -262,30 +279,36 @@ def metrics_text(state: t.Mapping[str, t.Any], role: str, node: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def report(host: str, record: t.Any, now: float, settings: Settings, path: str, container: str) -> dict[str, t.Any]:
+def report(host: str, record: t.Any, now: float, settings: Settings, path: str, container: str,
+           doc: str = "") -> dict[str, t.Any]:
     """What validate and diagnose say of a leader's record: {"problem": sentence or "", "lines": [...]}. Giving up is a
     problem (F28); a stale record too (its container is not checking); restarts within the window are news."""
     if not isinstance(record, dict) or record.get("version") != RECORD_VERSION:
         return {"problem": "", "lines": [MESSAGES["NO_RECORD"].format(host=host)]}
     last = record.get("last_check") or {}
-    lines = [f"{host}: supervisor {record.get('phase')}, last check {_when(last.get('at'))} UTC "
+    phase = f"{record.get('phase')} (standing back while an Ansible run changes the cluster)" \
+        if record.get("paused") else record.get("phase")
+    lines = [f"{host}: supervisor {phase}, last check {_when(last.get('at'))} UTC "
              f"({'serving' if last.get('ok') else last.get('reason') or 'failed'}), "
              f"{record.get('checks', 0)} checks, {record.get('failures', 0)} failed, "
              f"{record.get('restarts_total', 0)} restarts"]
     gave_up = record.get("gave_up")
     if record.get("phase") == "gave_up" and isinstance(gave_up, dict):
         problem = MESSAGES["GAVE_UP"].format(host=host, at=_when(gave_up.get("at")), restarts=gave_up.get("restarts"),
-                                             window=_number(settings.window), reason=gave_up.get("reason"), path=path)
+                                             window=_number(settings.window), reason=gave_up.get("reason"), path=path,
+                                             doc=doc)
         return {"problem": problem, "lines": lines}
     recent = restarts_within(record, now, settings)
     if recent:
         lines.append(MESSAGES["RESTARTED"].format(host=host, count=len(recent), window=_number(settings.window),
                                                   at=_when(recent[-1]),
                                                   reason=(record.get("last_restart") or {}).get("reason", "?")))
-    age = now - float(last.get("at") or 0)
-    if age > 3 * settings.interval + settings.deadline:
+    # a round that meets a hung engine waits out its deadlines, the peers and a restart (up to 70 s): the record's
+    # heartbeat (written after each round) is late only past three such rounds
+    age = now - float(record.get("written") or last.get("at") or 0)
+    if age > 3 * (settings.interval + 4 * settings.deadline) + 70:
         return {"problem": MESSAGES["STALE"].format(host=host, age=int(age), interval=_number(settings.interval),
-                                                    container=container), "lines": lines}
+                                                    container=container, doc=doc), "lines": lines}
     return {"problem": "", "lines": lines}
 
 

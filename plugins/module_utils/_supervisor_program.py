@@ -41,6 +41,8 @@ SIGNATURE = "X-Vllm-Cluster-Signature"
 LOG_LINES = 30
 STOP_TIMEOUT = 10
 _COLOUR = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# site.yml's first play writes it in the supervisor's directory on the head, its last removes it
+PAUSE_FLAG = "paused"
 # how often a follower asks the leader (a restart reaches every rank within this)
 FOLLOW_POLL = 3.0
 
@@ -166,11 +168,12 @@ class Supervisor:
         try:
             with open(self.state_file, encoding="utf-8") as handle:
                 document = json.load(handle)
-            if isinstance(document, dict) and document.get("version") == decisions.RECORD_VERSION:
+            if isinstance(document, dict) and document.get("version") == decisions.RECORD_VERSION \
+                    and document.get("epoch"):
                 return document
         except (OSError, ValueError):
             pass
-        return decisions.new_state()
+        return decisions.new_state(secrets.token_hex(8))
 
     def save(self) -> None:
         document = dict(self.state, node=self.node, role=self.role, interval=self.settings.interval,
@@ -179,6 +182,8 @@ class Supervisor:
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             json.dump(document, handle, indent=1, sort_keys=True)
+            handle.flush()
+            os.fsync(handle.fileno())
         os.replace(temporary, self.state_file)
 
     # -- this node's ranks
@@ -214,6 +219,8 @@ class Supervisor:
             url = f"http://{_host(address)}:{int(self.config['port'])}/state?nonce={nonce}"
             status, body, headers = ask(url, timeout=min(10.0, self.settings.deadline))
             document = decisions.verified(self.secret, body, headers.get(SIGNATURE, "")) if status == 200 else None
+            if document is not None and (document.get("role"), document.get("node")) != ("follower", node):
+                document = None  # another node's signed answer (the leader's own, relayed): not this follower's
             if document is None or document.get("nonce") != nonce:
                 why = "not signed with the cluster's secret" if status == 200 else body[:120].decode(errors="replace")
                 found[f"{node}/*"] = (f"silent: {why}", "")
@@ -265,7 +272,9 @@ class Supervisor:
         if ray:
             alive = self.ray_alive(ray)
             if alive is None:
-                found.append("Ray's node table (the head's dashboard did not answer)")
+                # no table to wait on (a dashboard that does not run): a restart that cannot place its ranks fails
+                # and counts toward the cap instead of waiting forever
+                log("Ray's node table did not answer (the head's dashboard): restarting without it")
             else:
                 found += [f"{address} in Ray" for address in ray.get("expected", []) if address not in alive]
         return tuple(found)
@@ -297,7 +306,25 @@ class Supervisor:
         except OSError:
             return ""
 
+    def paused(self) -> bool:
+        """Whether an Ansible run asked it to stand back (site.yml's first play writes the flag, its last removes it);
+        a flag older than the start grace and an hour is a failed run's, and ignored."""
+        try:
+            age = time.time() - os.stat(os.path.join(os.path.dirname(self.state_file), PAUSE_FLAG)).st_mtime
+        except OSError:
+            return False
+        return age < self.settings.start_grace + 3600
+
     def lead_once(self) -> None:
+        paused = self.paused()
+        if paused != bool(self.state.get("paused")):
+            log("an Ansible run changes the cluster: standing back" if paused else "the Ansible run ended: watching")
+        with self.lock:
+            self.state["paused"] = paused
+        if paused:
+            with self.lock:
+                self.save()
+            return
         check, starts = self.look()
         failed = decisions.failure(check, self.previous, self.settings)
         self.previous = check
@@ -327,6 +354,8 @@ class Supervisor:
         url = f"http://{_host(str(self.config['leader']))}:{int(self.config['port'])}/state"
         status, body, headers = ask(url, timeout=10.0)
         document = decisions.verified(self.secret, body, headers.get(SIGNATURE, "")) if status == 200 else None
+        if document is not None and document.get("role") != "leader":
+            document = None  # a follower's own signed answer relayed back
         with self.lock:
             self.state["checks"] = self.state.get("checks", 0) + 1
             if document is None:
@@ -336,22 +365,19 @@ class Supervisor:
                 self.save()
                 return
             self.state["last_check"] = {"at": time.time(), "ok": True, "reason": ""}
-            acted = self.state.get("acted")
-            if not isinstance(acted, int):
-                # first contact: the leader's history is not ours to replay
-                self.state["acted"] = acted = int(document.get("generation") or 0)
-            move = decisions.follow(acted, document) if self.acts else "none"
-            generation = document.get("generation")
-            if move == "none" and isinstance(generation, int) and generation > acted:
-                self.state["acted"] = generation
+            move, acted = decisions.follow(self.state.get("acted") if isinstance(self.state.get("acted"), dict)
+                                           else None, document)
+            if not self.acts:
+                move = "none"  # a Ray container: Docker restarts it, the leader restarts the group through vLLM
+            self.state["acted"] = acted
         if move != "none":
-            log(f"the leader's generation {generation}: {move} this node's ranks")
+            log(f"the leader's generation {acted['generation']} (epoch {acted['epoch']}): {move} this node's ranks")
             logs = self.act(move)
             with self.lock:
-                self.state["acted"] = generation
                 self.state["restarts_total"] = self.state.get("restarts_total", 0) + (move == "restart")
-                self.state["last_restart" if move == "restart" else "gave_up"] = {"at": time.time(), "logs": logs,
-                                                                                  "generation": generation}
+                self.state["last_restart" if move == "restart" else "gave_up"] = {
+                    "at": time.time(), "logs": logs, "generation": acted["generation"],
+                    "reason": "the leader restarted the group" if move == "restart" else "the leader gave up"}
         with self.lock:
             self.save()
 
@@ -365,7 +391,7 @@ class Supervisor:
         if parsed.path == "/state":
             nonce = (urllib.parse.parse_qs(parsed.query).get("nonce") or [""])[0][:64]
             with self.lock:
-                document = {"node": self.node, "role": self.role, "nonce": nonce,
+                document = {"node": self.node, "role": self.role, "nonce": nonce, "epoch": self.state.get("epoch"),
                             "generation": self.state.get("generation", 0), "desired": self.state.get("desired")}
             if self.role == "follower":
                 document["ranks"] = self.local_ranks()
@@ -377,6 +403,9 @@ class Supervisor:
         supervisor = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            # a peer that opens a connection and sends nothing holds a thread this long at most
+            timeout = 10
+
             def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
                 status, body, headers = supervisor.answer(self.path)
                 self.send_response(status)

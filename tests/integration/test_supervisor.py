@@ -139,3 +139,4 @@ def test_a_rank_that_keeps_dying_is_left_down_at_the_cap_and_validate_says_so(la
     assert validate.returncode != 0, output[-3000:]
     assert "[F28] spark-1: the supervisor gave up at " in output and "after 1 restarts within 3600 s" in output
     assert "Fix the cause, then run site.yml (--tags vllm)" in output
+    print(output[output.index("[F28]"):].split(" See ")[0])

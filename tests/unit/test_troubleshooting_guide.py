@@ -17,6 +17,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._rank_env im
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_checks import MESSAGES as RAY_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_token import MESSAGES as TOKEN_MESSAGES
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._supervisor import MESSAGES as SUPERVISOR_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._vllm_serving import MESSAGES as SERVING_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights import MESSAGES as WEIGHTS_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_fetch import MESSAGES as FETCH_MESSAGES
@@ -36,12 +37,13 @@ def test_every_module_message_is_quoted_verbatim():
     for key, template in {**RAY_MESSAGES, **SERVING_MESSAGES, **TOKEN_MESSAGES, **MP_MESSAGES, **WEIGHTS_MESSAGES,
                           **TRUST_MESSAGES, **FETCH_MESSAGES, **LOCK_MESSAGES, **SERVER_MESSAGES,
                           **DOWNLOAD_MESSAGES, **RANK_MESSAGES, **LINK_MESSAGES,
-                          **ENGINE_MESSAGES, **BURN_IN_MESSAGES}.items():
+                          **ENGINE_MESSAGES, **BURN_IN_MESSAGES,
+                          **{key: SUPERVISOR_MESSAGES[key] for key in ("GAVE_UP", "STALE")}}.items():
         assert template.replace("{doc}", TROUBLESHOOTING) in GUIDE, f"{key} differs between code and guide"
 
 
 def test_every_failure_mode_has_its_anchor():
-    for number in range(1, 28):
+    for number in range(1, 29):
         assert f'<a id="f{number}"></a>' in GUIDE
 
 

@@ -160,16 +160,37 @@ def test_an_unknown_start_time_moves_nothing():
     assert state["starts"] == STARTS
 
 
-@pytest.mark.parametrize("acted, leader, move", [
-    (3, {"generation": 3, "desired": "running"}, "none"),
-    (3, {"generation": 2, "desired": "running"}, "none"),  # a replayed older message
-    (3, {"generation": 4, "desired": "running"}, "restart"),
-    (3, {"generation": 4, "desired": "stopped"}, "stop"),
-    (3, {"generation": "4"}, "none"),
-    (3, {}, "none"),
+@pytest.mark.parametrize("acted, leader, move, now_acted", [
+    ({"epoch": "e1", "generation": 3}, {"epoch": "e1", "generation": 3, "desired": "running"}, "none", 3),
+    # a replayed older message
+    ({"epoch": "e1", "generation": 3}, {"epoch": "e1", "generation": 2, "desired": "running"}, "none", 3),
+    ({"epoch": "e1", "generation": 3}, {"epoch": "e1", "generation": 4, "desired": "running"}, "restart", 4),
+    ({"epoch": "e1", "generation": 3}, {"epoch": "e1", "generation": 4, "desired": "stopped"}, "stop", 4),
+    # first contact: no history replayed, but a leader that gave up is followed at once
+    (None, {"epoch": "e1", "generation": 4, "desired": "running"}, "none", 4),
+    (None, {"epoch": "e1", "generation": 4, "desired": "stopped"}, "stop", 4),
+    # the leader lost its record (another epoch, generations from 0): following starts anew, not at 9
+    ({"epoch": "e1", "generation": 9}, {"epoch": "e2", "generation": 1, "desired": "running"}, "none", 1),
+    ({"epoch": "e1", "generation": 3}, {"epoch": "e1", "generation": "4"}, "none", 3),
+    ({"epoch": "e1", "generation": 3}, {"generation": 4}, "none", 3),
 ])
-def test_a_follower_moves_once_per_new_generation(acted, leader, move):
-    assert _supervisor.follow(acted, leader) == move
+def test_a_follower_moves_once_per_new_generation_of_the_leaders_epoch(acted, leader, move, now_acted):
+    found, after = _supervisor.follow(acted, leader)
+    assert found == move and after.get("generation") == now_acted
+
+
+def test_after_a_lost_leader_record_the_next_restart_is_followed():
+    _, acted = _supervisor.follow({"epoch": "e1", "generation": 9}, {"epoch": "e2", "generation": 1})
+    assert _supervisor.follow(acted, {"epoch": "e2", "generation": 2, "desired": "running"})[0] == "restart"
+
+
+def test_a_clock_set_back_does_not_leave_a_restart_in_the_future():
+    state = dict(watching(), restarts=[T0 + 3600], since=T0 + 3600)
+    state, moves = run([(10, "rank_down", STARTS), (20, "rank_down", STARTS)], state)
+    # the future restart counts as now (one backoff at most), not for an hour
+    assert moves == ["none", "none"] and state["restarts"] == [T0 + 10]
+    state, moves = run([(45, "rank_down", STARTS), (50, "rank_down", STARTS)], state)
+    assert "restart" in moves
 
 
 def test_only_a_message_signed_with_the_clusters_secret_is_read():
@@ -218,10 +239,13 @@ def test_validate_reports_giving_up_with_the_fix_and_restarts_as_news():
     assert found["lines"][0].startswith("spark-1: supervisor watching, last check ")
 
 
-def test_a_record_that_is_not_checked_any_more_is_a_problem_naming_the_container():
-    found = _supervisor.report("spark-1", watching(), T0 + 3 * 10 + 5 + 1, SETTINGS, "/x", "c-supervisor")
-    assert "last check was 36 s ago" in found["problem"] and "`docker logs c-supervisor` on spark-1" in found["problem"]
-    assert _supervisor.report("spark-1", watching(), T0 + 30, SETTINGS, "/x", "c")["problem"] == ""
+def test_a_record_that_is_not_written_any_more_is_a_problem_naming_the_container():
+    # three rounds that each wait out their deadlines and a restart: 3 * (10 + 4 * 5) + 70 = 160 s
+    record = dict(watching(), written=T0)
+    found = _supervisor.report("spark-1", record, T0 + 161, SETTINGS, "/x", "c-supervisor", "https://guide")
+    assert found["problem"].startswith("[F28] spark-1: the supervisor last wrote its record 161 s ago")
+    assert "`docker logs c-supervisor` on spark-1" in found["problem"] and found["problem"].endswith("guide#f28")
+    assert _supervisor.report("spark-1", record, T0 + 159, SETTINGS, "/x", "c")["problem"] == ""
 
 
 @pytest.mark.parametrize("record", [None, {}, {"version": 99}, [], "text"])

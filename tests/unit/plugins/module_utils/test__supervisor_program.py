@@ -157,14 +157,14 @@ def test_a_rank_down_on_the_follower_restarts_every_rank_then_the_cap_stops_ever
     leader, leader_docker, _ = made["spark-1"]
     follower, follower_docker, _ = made["spark-2"]
     follower.follow_once()  # first contact: the leader's history is not replayed
-    assert follower.state["acted"] == 0 and follower_docker.calls == []
+    assert follower.state["acted"]["generation"] == 0 and follower_docker.calls == []
     follower_docker.containers["vllm"]["state"] = "exited"
     leader.lead_once()
     leader.lead_once()
     assert leader_docker.calls == ["restart vllm"] and leader.state["generation"] == 1
     assert leader.state["last_restart"]["logs"]["spark-1/vllm"] == ["loading", "RuntimeError: boom"]
     follower.follow_once()
-    assert follower_docker.calls == ["restart vllm"] and follower.state["acted"] == 1
+    assert follower_docker.calls == ["restart vllm"] and follower.state["acted"]["generation"] == 1
     follower.follow_once()  # once per generation
     assert follower_docker.calls == ["restart vllm"]
     # it dies again: the cap (one restart) is reached, every rank stops
@@ -239,3 +239,48 @@ def test_under_ray_the_group_restarts_only_once_every_node_is_alive_in_rays_tabl
     vllm.ray_alive = ["127.0.0.1", "127.0.0.2"]
     leader.lead_once()
     assert docker.calls == ["restart vllm"] and leader.state["restarts_total"] == 1
+
+
+def test_the_leaders_own_signed_answer_relayed_as_a_followers_is_refused(cluster):
+    made, _ = cluster
+    leader, _, _ = made["spark-1"]
+    follower, _, server = made["spark-2"]
+    # the follower's port answers with what the leader signs (a relay of the leader's own /state)
+    follower.answer = leader.answer
+    leader.lead_once()
+    assert leader.state["last_failure"]["key"] == "peer_silent"
+
+
+def test_a_lost_leader_record_is_followed_anew(cluster):
+    made, _ = cluster
+    leader, leader_docker, _ = made["spark-1"]
+    follower, follower_docker, _ = made["spark-2"]
+    leader.state["generation"] = 9
+    follower.follow_once()
+    assert follower.state["acted"]["generation"] == 9
+    os.remove(leader.state_file) if os.path.exists(leader.state_file) else None
+    leader.state = leader._load()  # pylint: disable=protected-access
+    follower.follow_once()
+    assert follower.state["acted"] == {"epoch": leader.state["epoch"], "generation": 0}
+    follower_docker.containers["vllm"]["state"] = "exited"
+    leader.lead_once()
+    leader.lead_once()
+    follower.follow_once()
+    assert leader_docker.calls == ["restart vllm"] and follower_docker.calls == ["restart vllm"]
+
+
+def test_it_stands_back_while_an_ansible_run_holds_the_flag(cluster, tmp_path):
+    made, vllm = cluster
+    leader, docker, _ = made["spark-1"]
+    leader.settings = program.decisions.Settings.of(dict(leader.config["settings"], start_grace=100))
+    docker.containers["vllm"]["state"] = "exited"
+    flag = tmp_path / program.PAUSE_FLAG
+    flag.write_text("")
+    for _ in range(3):
+        leader.lead_once()
+    assert docker.calls == [] and leader.state["paused"] and vllm.completions == 0
+    # a failed run's flag, older than the start grace and an hour, is ignored
+    os.utime(flag, (os.stat(flag).st_atime, os.stat(flag).st_mtime - 3701))
+    leader.lead_once()
+    leader.lead_once()
+    assert docker.calls == ["restart vllm"] and not leader.state["paused"]

@@ -48,7 +48,8 @@ FOLLOW_POLL = 3.0
 
 
 def log(message: str) -> None:
-    print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {message}", flush=True)
+    sys.stdout.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {message}\n")
+    sys.stdout.flush()
 
 
 class _UnixConnection(http.client.HTTPConnection):
@@ -126,7 +127,7 @@ _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedire
 
 
 def ask(url: str, timeout: float, body: dict | None = None, key: str = "",
-         headers: t.Mapping[str, str] | None = None) -> tuple[int, bytes, t.Mapping[str, str]]:
+        headers: t.Mapping[str, str] | None = None) -> tuple[int, bytes, t.Mapping[str, str]]:
     """(status, body, headers); status 0: no HTTP answer (refused, reset, timed out)."""
     sent = dict(headers or {})
     data = None
@@ -248,7 +249,7 @@ class Supervisor:
         completion = ""
         if health == 200:
             body = {"model": self.config["model"], "prompt": "Hello", "max_tokens": 1, "temperature": 0}
-            status, answer, _ = ask(f"{url}/v1/completions", timeout=deadline, body=body, key=self._key())
+            status, answer, _headers = ask(f"{url}/v1/completions", timeout=deadline, body=body, key=self._key())
             completion = _completion(status, answer, deadline)
         after = ask(f"{url}/metrics", timeout=deadline) if completion != "ok" else (0, b"", {})
         check = decisions.Check(at=now, ranks=states, health=health, completion=completion,
@@ -287,7 +288,7 @@ class Supervisor:
                 token = handle.read().strip()
         except OSError:
             pass  # no Ray token authentication on this cluster
-        status, body, _ = ask(str(ray["url"]), timeout=self.settings.deadline, key=token)
+        status, body, _headers = ask(str(ray["url"]), timeout=self.settings.deadline, key=token)
         try:
             rows = json.loads(body)["data"]["result"]["result"] if status == 200 else None
         except (ValueError, KeyError, TypeError):
@@ -462,11 +463,11 @@ def main(argv: list[str]) -> int:
     with open(argv[1], encoding="utf-8") as handle:
         config = json.load(handle)
     supervisor = Supervisor(config)
-    signal.signal(signal.SIGTERM, lambda *_: supervisor.stopping.set())
-    signal.signal(signal.SIGINT, lambda *_: supervisor.stopping.set())
+    signal.signal(signal.SIGTERM, lambda *ignored: supervisor.stopping.set())
+    signal.signal(signal.SIGINT, lambda *ignored: supervisor.stopping.set())
     supervisor.run()
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    raise SystemExit(main(sys.argv))

@@ -94,7 +94,7 @@ def test_a_stopped_rank_is_found_and_every_rank_restarted_while_health_answers(l
 @pytest.mark.restarts_layers
 def test_restarted_nodes_serve_again_without_an_ansible_run(lab, supervised):
     began = time.time()
-    for _ in range(2):  # twice in a row: the second while the first is still coming back
+    for attempt in range(2):  # twice in a row: the second while the first is still coming back
         subprocess.run(["docker", "restart", "inferops-lab-spark-2"], check=True, capture_output=True)
     worker = serving_again(lab, began)
     began = time.time()

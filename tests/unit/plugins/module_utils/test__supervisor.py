@@ -180,7 +180,7 @@ def test_a_follower_moves_once_per_new_generation_of_the_leaders_epoch(acted, le
 
 
 def test_after_a_lost_leader_record_the_next_restart_is_followed():
-    _, acted = _supervisor.follow({"epoch": "e1", "generation": 9}, {"epoch": "e2", "generation": 1})
+    acted = _supervisor.follow({"epoch": "e1", "generation": 9}, {"epoch": "e2", "generation": 1})[1]
     assert _supervisor.follow(acted, {"epoch": "e2", "generation": 2, "desired": "running"})[0] == "restart"
 
 
@@ -233,7 +233,7 @@ def test_validate_reports_giving_up_with_the_fix_and_restarts_as_news():
     assert found["problem"].startswith("[F28] spark-1: the supervisor gave up at ")
     assert "after 2 restarts within 600 s" in found["problem"] and "(/x/state.json)" in found["problem"]
     assert "rank_down happened" in found["problem"] and "site.yml (--tags vllm)" in found["problem"]
-    state, _ = run([(80, None, dict(STARTS, **{"spark-1/vllm": "later"}))], state)
+    state = run([(80, None, dict(STARTS, **{"spark-1/vllm": "later"}))], state)[0]
     found = _supervisor.report("spark-1", state, T0 + 85, SETTINGS, "/x/state.json", "c-supervisor")
     assert found["problem"] == ""
     assert found["lines"][0].startswith("spark-1: supervisor watching, last check ")
@@ -262,7 +262,7 @@ def test_settings_come_from_the_role_as_strings_or_numbers():
 
 
 def test_the_record_is_json():
-    state, _ = run([(10, "rank_down", STARTS), (20, "rank_down", STARTS)], watching())
+    state = run([(10, "rank_down", STARTS), (20, "rank_down", STARTS)], watching())[0]
     assert json.loads(json.dumps(state)) == state
 
 

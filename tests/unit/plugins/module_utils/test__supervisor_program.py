@@ -143,7 +143,7 @@ def cluster(tmp_path):
 
 def test_a_serving_cluster_is_watched_and_nothing_is_restarted(cluster):
     made, vllm = cluster
-    leader, docker, _ = made["spark-1"]
+    leader, docker = made["spark-1"][:2]
     leader.lead_once()
     leader.lead_once()
     state = json.loads(open(leader.state_file, encoding="utf-8").read())
@@ -153,9 +153,9 @@ def test_a_serving_cluster_is_watched_and_nothing_is_restarted(cluster):
 
 
 def test_a_rank_down_on_the_follower_restarts_every_rank_then_the_cap_stops_every_rank(cluster):
-    made, _ = cluster
-    leader, leader_docker, _ = made["spark-1"]
-    follower, follower_docker, _ = made["spark-2"]
+    made = cluster[0]
+    leader, leader_docker = made["spark-1"][:2]
+    follower, follower_docker = made["spark-2"][:2]
     follower.follow_once()  # first contact: the leader's history is not replayed
     assert follower.state["acted"]["generation"] == 0 and follower_docker.calls == []
     follower_docker.containers["vllm"]["state"] = "exited"
@@ -182,7 +182,7 @@ def test_a_rank_down_on_the_follower_restarts_every_rank_then_the_cap_stops_ever
 
 def test_a_stuck_engine_no_token_within_the_deadline_restarts_the_group(cluster):
     made, vllm = cluster
-    leader, docker, _ = made["spark-1"]
+    leader, docker = made["spark-1"][:2]
     vllm.tokens = 0
     leader.lead_once()
     leader.lead_once()
@@ -191,9 +191,9 @@ def test_a_stuck_engine_no_token_within_the_deadline_restarts_the_group(cluster)
 
 
 def test_a_follower_answering_with_another_secret_is_silent_and_moves_nothing(cluster, tmp_path):
-    made, _ = cluster
-    leader, _, _ = made["spark-1"]
-    follower, follower_docker, _ = made["spark-2"]
+    made = cluster[0]
+    leader = made["spark-1"][0]
+    follower, follower_docker = made["spark-2"][:2]
     follower.secret = b"another"
     leader.lead_once()
     assert leader.state["last_failure"]["key"] == "peer_silent"
@@ -205,7 +205,7 @@ def test_a_follower_answering_with_another_secret_is_silent_and_moves_nothing(cl
 
 
 def test_the_state_answers_the_nonce_signed_and_other_paths_are_not_found(cluster):
-    made, _ = cluster
+    made = cluster[0]
     follower = made["spark-2"][0]
     status, body, headers = follower.answer("/state?nonce=" + "a" * 100)
     document = json.loads(body)
@@ -225,14 +225,14 @@ def test_a_log_is_read_whether_docker_frames_it_or_not(body, expected):
 
 def test_under_ray_the_group_restarts_only_once_every_node_is_alive_in_rays_table(cluster, tmp_path):
     made, vllm = cluster
-    leader, docker, _ = made["spark-1"]
+    leader, docker = made["spark-1"][:2]
     (tmp_path / "ray_token").write_text("ray-token\n")
     leader.config = dict(leader.config, followers_act=False, ray_nodes={
         "url": f"http://127.0.0.1:{vllm.server_address[1]}/api/v0/nodes?detail=false",
         "token_file": str(tmp_path / "ray_token"), "expected": ["127.0.0.1", "127.0.0.2"]})
     docker.containers["vllm"]["state"] = "exited"
     vllm.ray_alive = ["127.0.0.1"]  # spark-2's raylet has not joined the (new) head yet
-    for _ in range(3):
+    for attempt in range(3):
         leader.lead_once()
     assert docker.calls == [] and leader.state["waiting"] == "waiting for 127.0.0.2 in Ray before restarting the group"
     assert vllm.ray_token == "Bearer ray-token"
@@ -242,9 +242,9 @@ def test_under_ray_the_group_restarts_only_once_every_node_is_alive_in_rays_tabl
 
 
 def test_the_leaders_own_signed_answer_relayed_as_a_followers_is_refused(cluster):
-    made, _ = cluster
-    leader, _, _ = made["spark-1"]
-    follower, _, server = made["spark-2"]
+    made = cluster[0]
+    leader = made["spark-1"][0]
+    follower = made["spark-2"][0]
     # the follower's port answers with what the leader signs (a relay of the leader's own /state)
     follower.answer = leader.answer
     leader.lead_once()
@@ -252,9 +252,9 @@ def test_the_leaders_own_signed_answer_relayed_as_a_followers_is_refused(cluster
 
 
 def test_a_lost_leader_record_is_followed_anew(cluster):
-    made, _ = cluster
-    leader, leader_docker, _ = made["spark-1"]
-    follower, follower_docker, _ = made["spark-2"]
+    made = cluster[0]
+    leader, leader_docker = made["spark-1"][:2]
+    follower, follower_docker = made["spark-2"][:2]
     leader.state["generation"] = 9
     follower.follow_once()
     assert follower.state["acted"]["generation"] == 9
@@ -271,12 +271,12 @@ def test_a_lost_leader_record_is_followed_anew(cluster):
 
 def test_it_stands_back_while_an_ansible_run_holds_the_flag(cluster, tmp_path):
     made, vllm = cluster
-    leader, docker, _ = made["spark-1"]
+    leader, docker = made["spark-1"][:2]
     leader.settings = program.decisions.Settings.of(dict(leader.config["settings"], start_grace=100))
     docker.containers["vllm"]["state"] = "exited"
     flag = tmp_path / program.PAUSE_FLAG
     flag.write_text("")
-    for _ in range(3):
+    for attempt in range(3):
         leader.lead_once()
     assert docker.calls == [] and leader.state["paused"] and vllm.completions == 0
     # a failed run's flag, older than the start grace and an hour, is ignored

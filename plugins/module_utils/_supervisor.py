@@ -29,6 +29,9 @@ MESSAGES = {
     "no_token": "a one-token completion had no answer within {deadline} s ({detail})",
     "stalled": "generation tokens did not rise in {seconds} s while {running} requests ran",
     "waiting": "waiting for {what} before restarting the group",
+    # the engine answered: the supervisor's request is refused (a key changed without a restart, a model renamed)
+    "refused": "vLLM refused the supervisor's completion ({detail}): the key or model it was given is not the "
+               "server's; no restart helps (site.yml --tags supervisor gives it the current ones)",
     # validate and diagnose (F28)
     "GAVE_UP": "[F28] {host}: the supervisor gave up at {at} UTC after {restarts} restarts within {window} s and "
                "left the cluster down; last failure: {reason}. Its record ({path}) holds each rank's last log lines. "
@@ -94,6 +97,8 @@ def failure(check: Check, previous: Check | None, settings: Settings) -> tuple[s
             return "rank_down", MESSAGES["rank_down"].format(rank=rank, state=state)
     if check.health != 200:
         return "health", MESSAGES["health"].format(status=check.health or "nothing")
+    if check.completion.split(":", 1)[0] in REFUSED:
+        return "refused", MESSAGES["refused"].format(detail=check.completion[:200])
     busy = check.tokens is not None and check.tokens_after is not None and check.tokens_after > check.tokens
     if check.completion != "ok" and not busy:
         return "no_token", MESSAGES["no_token"].format(deadline=_number(settings.deadline),
@@ -125,6 +130,9 @@ def backoff(count: int, settings: Settings) -> float:
     return 0.0 if count <= 0 else min(settings.backoff * 2 ** (count - 1), settings.backoff_max)
 
 
+# Answers of a serving engine that refuses the request itself: a restart would not change them (counted as no
+# restart, shown in the record).
+REFUSED = ("answered 401", "answered 403", "answered 404")
 # A rank container in one of these states is on its way (a restart in progress): forgiven while the group starts.
 TRANSITIONAL = ("created", "restarting", "removing")
 
@@ -166,7 +174,7 @@ def decide(state: t.Mapping[str, t.Any], check: Check, starts: t.Mapping[str, st
         return new, "none"
     new["failures"] = state.get("failures", 0) + 1
     new["last_failure"] = {"at": now, "reason": failed[1], "key": failed[0]}
-    if new["phase"] == "gave_up":
+    if new["phase"] == "gave_up" or failed[0] == "refused":
         return new, "none"
     starting = new["phase"] == "starting" and now - (new.get("since") or now) < settings.start_grace
     if starting and _forgiven_while_starting(check, failed[0]):

@@ -32,6 +32,9 @@ def serving(at: float = T0, tokens: float = 100, running: float = 0, **fields) -
     # /health 200 and no token: the stuck rank
     (serving(completion="timeout"), None, "no_token"),
     (serving(completion="answered 500: boom"), None, "no_token"),
+    # the engine answers and refuses the supervisor's key or model: no restart would change that
+    (serving(completion="answered 401: Unauthorized"), None, "refused"),
+    (serving(completion="answered 404: model not found"), None, "refused"),
     # no token but the engine made tokens meanwhile: busy, not stuck
     (serving(completion="timeout", tokens=100, tokens_after=140), None, None),
     (serving(completion="timeout", tokens=100, tokens_after=100), None, "no_token"),
@@ -276,3 +279,13 @@ def test_no_restart_while_the_group_cannot_form_and_none_is_counted():
     assert state["waiting"] == "waiting for spark-2 before restarting the group" and state["restarts"] == []
     state, move = _supervisor.decide(state, Check(at=T0 + 40, ranks=UP), STARTS, ("health", "no"), SETTINGS)
     assert move == "restart" and state["waiting"] == ""
+
+
+def test_a_refused_completion_never_restarts_and_is_in_the_record():
+    state = watching()
+    for offset in (10, 20, 30, 40):
+        state, move = _supervisor.decide(state, serving(at=T0 + offset, completion="answered 401: no"), STARTS,
+                                         _supervisor.failure(serving(completion="answered 401: no"), None, SETTINGS),
+                                         SETTINGS)
+        assert move == "none"
+    assert state["last_failure"]["key"] == "refused" and state["restarts_total"] == 0 and state["consecutive"] == 0

@@ -1,6 +1,6 @@
 """#35 item 5: the file_sd targets file lists every metrics endpoint of the running cluster, and each one answers a
 scrape from where the docs say to scrape it: vLLM's /metrics from the management side without the API key (its
-/v1 refuses that request), Ray's on each node's interconnect address."""
+/v1 refuses that request), Ray's and the supervisors' on each node's interconnect address."""
 
 from __future__ import annotations
 
@@ -38,6 +38,8 @@ def test_the_targets_file_lists_every_endpoint_and_each_answers_a_scrape(lab, tm
         ("ray", "Ray metrics export", "spark-2"): ["198.18.1.13:6383"],
         ("ray", "Ray autoscaler metrics", "spark-1"): ["198.18.1.12:44217"],
         ("ray", "Ray dashboard metrics", "spark-1"): ["198.18.1.12:44227"],
+        ("supervisor", "supervisor (peers, metrics)", "spark-1"): ["198.18.1.12:29530"],
+        ("supervisor", "supervisor (peers, metrics)", "spark-2"): ["198.18.1.13:29530"],
     }
     assert {g["labels"]["cluster"] for g in groups} == {"vllm-cluster"}
     # vLLM: from the management side (this controller), no key; the same request to /v1 is refused
@@ -46,10 +48,11 @@ def test_the_targets_file_lists_every_endpoint_and_each_answers_a_scrape(lab, tm
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(f"{HEAD_URL}/v1/models", timeout=10)  # pylint: disable=consider-using-with
     assert refused.value.code == 401
-    # Ray: from a host on the interconnect, each endpoint with the metrics Ray serves there
-    prefixes = {"Ray metrics export": "ray_", "Ray autoscaler metrics": "autoscaler_", "Ray dashboard metrics": "ray_"}
+    # Ray and the supervisors: from a host on the interconnect, each endpoint with the metrics it serves there
+    prefixes = {"Ray metrics export": "ray_", "Ray autoscaler metrics": "autoscaler_", "Ray dashboard metrics": "ray_",
+                "supervisor (peers, metrics)": "vllm_cluster_supervisor_"}
     for (job, endpoint, node), (address,) in listed.items():
-        if job != "ray":
+        if job == "vllm":
             continue
         status, names = lab.node("spark-1", "python3", "-c", SCRAPE, f"http://{address}/metrics").stdout.split(" ", 1)
         assert status == "200" and prefixes[endpoint] in names, (endpoint, node, names[:300])

@@ -137,12 +137,17 @@ REFUSED = ("answered 401", "answered 403", "answered 404")
 TRANSITIONAL = ("created", "restarting", "removing")
 
 
-def started_by_others(known: t.Mapping[str, str] | None, starts: t.Mapping[str, str]) -> bool:
-    """Whether a rank started since the last check (Docker's StartedAt moved) while this supervisor restarted
-    nothing. The first check counts as one: the group may be loading."""
+def started_by_others(known: t.Mapping[str, str] | None, starts: t.Mapping[str, str],
+                      ours: t.Iterable[str] = ()) -> tuple[bool, list[str]]:
+    """Whether a rank started since the last check (Docker's StartedAt moved) other than by this supervisor, and the
+    ranks whose start after its own restart is still to come. `ours`: those ranks; the first move of each is its own
+    restart's, a second one (or one of another rank) someone else's. The first check counts as someone else's: the
+    group may be loading."""
+    pending = set(ours)
     if known is None:
-        return True
-    return any(known.get(rank) and started and known[rank] != started for rank, started in starts.items())
+        return True, sorted(pending)
+    moved = {rank for rank, started in starts.items() if known.get(rank) and started and known[rank] != started}
+    return bool(moved - pending), sorted(pending - moved)
 
 
 def decide(state: t.Mapping[str, t.Any], check: Check, starts: t.Mapping[str, str], failed: tuple[str, str] | None,
@@ -151,7 +156,7 @@ def decide(state: t.Mapping[str, t.Any], check: Check, starts: t.Mapping[str, st
     rank and keep the record).
 
     starts: when each rank container of the group started (Docker's StartedAt; "" where unknown). One that moves
-    while the group is not starting by this supervisor's own restart means someone else (an Ansible run, an operator)
+    other than by this supervisor's own restart (started_by_others) means someone else (an Ansible run, an operator)
     started it: the count starts again and the group has its start grace, as after a restart of our own. While the
     group starts (start_grace since then), /health, the token and a silent peer are forgiven, a rank that ended is
     not.
@@ -164,13 +169,13 @@ def decide(state: t.Mapping[str, t.Any], check: Check, starts: t.Mapping[str, st
         new["since"] = min(float(new["since"]), now)
     new["checks"] = state.get("checks", 0) + 1
     new["last_check"] = {"at": now, "ok": failed is None, "reason": failed[1] if failed else ""}
-    ours = state.get("by_us") and state.get("phase") == "starting"
-    if started_by_others(state.get("starts"), starts) and not ours:
+    others, new["ours"] = started_by_others(state.get("starts"), starts, state.get("ours") or ())
+    if others:
         new.update(phase="starting", since=now, consecutive=0, restarts=[], gave_up=None, desired="running",
-                   by_us=False)
+                   by_us=False, ours=[])
     new["starts"] = dict(state.get("starts") or {}, **{rank: started for rank, started in starts.items() if started})
     if failed is None:
-        new.update(phase="watching", consecutive=0, by_us=False)
+        new.update(phase="watching", consecutive=0, by_us=False, ours=[])
         return new, "none"
     new["failures"] = state.get("failures", 0) + 1
     new["last_failure"] = {"at": now, "reason": failed[1], "key": failed[0]}
@@ -185,7 +190,7 @@ def decide(state: t.Mapping[str, t.Any], check: Check, starts: t.Mapping[str, st
     recent = restarts_within(new, now, settings)
     new["restarts"] = recent
     if len(recent) >= settings.max_restarts:
-        new.update(phase="gave_up", desired="stopped", generation=state.get("generation", 0) + 1, by_us=False,
+        new.update(phase="gave_up", desired="stopped", generation=state.get("generation", 0) + 1, by_us=False, ours=[],
                    gave_up={"at": now, "reason": failed[1], "restarts": len(recent)})
         return new, "give_up"
     if recent and now - recent[-1] < backoff(len(recent), settings):
@@ -197,6 +202,7 @@ def decide(state: t.Mapping[str, t.Any], check: Check, starts: t.Mapping[str, st
         return new, "none"
     new["waiting"] = ""
     new.update(phase="starting", since=now, consecutive=0, restarts=recent + [now], desired="running", by_us=True,
+               ours=sorted(new.get("starts") or {}),
                restarts_total=state.get("restarts_total", 0) + 1, generation=state.get("generation", 0) + 1,
                last_restart={"at": now, "reason": failed[1]})
     return new, "restart"

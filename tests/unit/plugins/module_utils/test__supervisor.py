@@ -289,3 +289,15 @@ def test_a_refused_completion_never_restarts_and_is_in_the_record():
                                          SETTINGS)
         assert move == "none"
     assert state["last_failure"]["key"] == "refused" and state["restarts_total"] == 0 and state["consecutive"] == 0
+
+
+def test_someone_elses_start_during_our_own_start_grace_renews_it():
+    state, moves = run([(10, "no_token", STARTS), (20, "no_token", STARTS)], watching())
+    assert moves[-1] == "restart" and state["ours"] == sorted(STARTS)
+    ours = {rank: "2026-12-06T01:00:00Z" for rank in STARTS}
+    state = run([(30, "health", ours)], state)[0]
+    assert state["since"] == T0 + 20 and state["ours"] == [] and state["restarts"] == [T0 + 20]
+    # an operator restarts the group while it still loads: a new start, its grace from now, the count reset
+    theirs = dict(ours, **{"spark-1/vllm": "2026-12-06T01:05:00Z"})
+    state = run([(50, "health", theirs)], state)[0]
+    assert state["since"] == T0 + 50 and state["restarts"] == []

@@ -41,8 +41,8 @@ MESSAGES = {
                  "{at} UTC ({reason})",
     "RESET": "{host}: this run starts vLLM again, which resets the supervisor's count",
     "NO_RECORD": "{host}: the supervisor has written no record yet (it writes one after its first check)",
-    "STALE": "[F28] {host}: the supervisor last wrote its record {age} s ago (it checks every {interval} s): the cluster "
-             "is not supervised. Fix: `docker ps -a` and `docker logs {container}` on {host}; site.yml (--tags "
+    "STALE": "[F28] {host}: the supervisor last wrote its record {age} s ago (it checks every {interval} s): the "
+             "cluster is not supervised. Fix: `docker ps -a` and `docker logs {container}` on {host}; site.yml (--tags "
              "supervisor) starts it again. See {doc}#f28",
 }
 

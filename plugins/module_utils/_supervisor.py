@@ -169,6 +169,7 @@ def decide(state: t.Mapping[str, t.Any], check: Check, starts: t.Mapping[str, st
         new["since"] = min(float(new["since"]), now)
     new["checks"] = state.get("checks", 0) + 1
     new["last_check"] = {"at": now, "ok": failed is None, "reason": failed[1] if failed else ""}
+    new["waiting"] = ""
     others, new["ours"] = started_by_others(state.get("starts"), starts, state.get("ours") or ())
     if others:
         new.update(phase="starting", since=now, consecutive=0, restarts=[], gave_up=None, desired="running",
@@ -200,7 +201,6 @@ def decide(state: t.Mapping[str, t.Any], check: Check, starts: t.Mapping[str, st
         # whole start grace): wait, counting no restart
         new["waiting"] = MESSAGES["waiting"].format(what=", ".join(check.waits_for))
         return new, "none"
-    new["waiting"] = ""
     new.update(phase="starting", since=now, consecutive=0, restarts=recent + [now], desired="running", by_us=True,
                ours=sorted(new.get("starts") or {}),
                restarts_total=state.get("restarts_total", 0) + 1, generation=state.get("generation", 0) + 1,
@@ -219,7 +219,8 @@ def follow(acted: t.Mapping[str, t.Any] | None, leader: t.Mapping[str, t.Any]) -
     once per generation of the leader's epoch, else "none". The first contact with an epoch replays none of its
     history, but a leader that has given up (every rank stopped) is followed at once."""
     generation, epoch = leader.get("generation"), leader.get("epoch")
-    if not isinstance(generation, int) or not isinstance(epoch, str):
+    if not isinstance(generation, int) or not isinstance(epoch, str) or leader.get("paused"):
+        # a leader standing back while an Ansible run changes the cluster: the run starts and stops the ranks
         return "none", dict(acted or {})
     stop = "stop" if leader.get("desired") == "stopped" else "restart"
     if not acted or acted.get("epoch") != epoch:

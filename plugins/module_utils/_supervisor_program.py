@@ -393,7 +393,8 @@ class Supervisor:
             nonce = (urllib.parse.parse_qs(parsed.query).get("nonce") or [""])[0][:64]
             with self.lock:
                 document = {"node": self.node, "role": self.role, "nonce": nonce, "epoch": self.state.get("epoch"),
-                            "generation": self.state.get("generation", 0), "desired": self.state.get("desired")}
+                            "generation": self.state.get("generation", 0), "desired": self.state.get("desired"),
+                            "paused": bool(self.state.get("paused"))}
             if self.role == "follower":
                 document["ranks"] = self.local_ranks()
             body, signature = decisions.signed(self.secret, document)

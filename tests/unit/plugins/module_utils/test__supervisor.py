@@ -176,6 +176,9 @@ def test_an_unknown_start_time_moves_nothing():
     ({"epoch": "e1", "generation": 9}, {"epoch": "e2", "generation": 1, "desired": "running"}, "none", 1),
     ({"epoch": "e1", "generation": 3}, {"epoch": "e1", "generation": "4"}, "none", 3),
     ({"epoch": "e1", "generation": 3}, {"generation": 4}, "none", 3),
+    # a leader standing back while an Ansible run changes the cluster moves no follower, not even to a stop
+    (None, {"epoch": "e1", "generation": 4, "desired": "stopped", "paused": True}, "none", None),
+    ({"epoch": "e1", "generation": 3}, {"epoch": "e1", "generation": 4, "paused": True}, "none", 3),
 ])
 def test_a_follower_moves_once_per_new_generation_of_the_leaders_epoch(acted, leader, move, now_acted):
     found, after = _supervisor.follow(acted, leader)
@@ -279,6 +282,17 @@ def test_no_restart_while_the_group_cannot_form_and_none_is_counted():
     assert state["waiting"] == "waiting for spark-2 before restarting the group" and state["restarts"] == []
     state, move = _supervisor.decide(state, Check(at=T0 + 40, ranks=UP), STARTS, ("health", "no"), SETTINGS)
     assert move == "restart" and state["waiting"] == ""
+
+
+def test_a_wait_said_once_is_not_said_again_by_the_next_failure():
+    state = watching()
+    state = _supervisor.decide(state, Check(at=T0 + 10, ranks=UP, waits_for=("spark-2",)), STARTS,
+                               ("peer_silent", "x"), SETTINGS)[0]
+    state = _supervisor.decide(state, Check(at=T0 + 20, ranks=UP, waits_for=("spark-2",)), STARTS,
+                               ("peer_silent", "x"), SETTINGS)[0]
+    assert state["waiting"]
+    state = _supervisor.decide(state, Check(at=T0 + 30, ranks=UP), STARTS, None, SETTINGS)[0]
+    assert state["waiting"] == ""
 
 
 def test_a_refused_completion_never_restarts_and_is_in_the_record():

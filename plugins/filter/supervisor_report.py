@@ -38,6 +38,11 @@ options:
     description: The supervisor's container name.
     type: str
     required: true
+  started_at:
+    description: When the head's vLLM container last started (C(node_state)'s C(started_at)); empty where unknown.
+      Giving up before that start is no problem any more.
+    type: str
+    default: ""
   starts_group:
     description: Whether this run goes on to start vLLM (filter C(serving_play_follows)), which resets the
       supervisor's count; giving up is then no problem of this run.
@@ -59,15 +64,32 @@ _value:
   type: dict
 """
 
+import calendar
+import time
+
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._supervisor import MESSAGES, Settings, report
 
 
-def supervisor_report(record, host, settings, now, path, container, starts_group=False):
-    found = report(host, record, float(now), Settings.of(settings), path, container, TROUBLESHOOTING)
+def supervisor_report(record, host, settings, now, path, container, starts_group=False, started_at=""):
+    found = report(host, record, float(now), Settings.of(settings), path, container, TROUBLESHOOTING,
+                   _epoch(started_at))
     if found["problem"] and starts_group and found["problem"].startswith("[F28]"):
         return {"problem": "", "lines": found["lines"] + [MESSAGES["RESET"].format(host=host)]}
     return found
+
+
+def _epoch(started_at):
+    """Docker's StartedAt (RFC 3339, nanoseconds, Z) in seconds since the epoch; None where it never started."""
+    text = str(started_at or "")
+    if not text or text.startswith("0001-"):
+        return None
+    day, _sep, rest = text.partition("T")
+    clock = rest.rstrip("Z").split("+")[0].split(".")[0]
+    try:
+        return calendar.timegm(time.strptime(f"{day} {clock}", "%Y-%m-%d %H:%M:%S"))
+    except ValueError:
+        return None
 
 
 class FilterModule:

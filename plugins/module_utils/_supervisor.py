@@ -40,6 +40,7 @@ MESSAGES = {
     "RESTARTED": "{host}: the supervisor restarted the group {count} time(s) in the last {window} s, the last at "
                  "{at} UTC ({reason})",
     "RESET": "{host}: this run starts vLLM again, which resets the supervisor's count",
+    "STARTED_SINCE": "{host}: vLLM was started again since the supervisor gave up: its next check resets its count",
     "NO_RECORD": "{host}: the supervisor has written no record yet (it writes one after its first check)",
     "STALE": "[F28] {host}: the supervisor last wrote its record {age} s ago (it checks every {interval} s): the "
              "cluster is not supervised. Fix: `docker ps -a` and `docker logs {container}` on {host}; site.yml (--tags "
@@ -295,9 +296,11 @@ def metrics_text(state: t.Mapping[str, t.Any], role: str, node: str) -> str:
 
 
 def report(host: str, record: t.Any, now: float, settings: Settings, path: str, container: str,
-           doc: str = "") -> dict[str, t.Any]:
+           doc: str = "", started: float | None = None) -> dict[str, t.Any]:
     """What validate and diagnose say of a leader's record: {"problem": sentence or "", "lines": [...]}. Giving up is a
-    problem (F28); a stale record too (its container is not checking); restarts within the window are news."""
+    problem (F28) unless the group started again since (`started`: when the head's rank container started; the
+    supervisor's next check then resets its count); a stale record too (its container is not checking); restarts
+    within the window are news."""
     if not isinstance(record, dict) or record.get("version") != RECORD_VERSION:
         return {"problem": "", "lines": [MESSAGES["NO_RECORD"].format(host=host)]}
     last = record.get("last_check") or {}
@@ -308,7 +311,10 @@ def report(host: str, record: t.Any, now: float, settings: Settings, path: str, 
              f"{record.get('checks', 0)} checks, {record.get('failures', 0)} failed, "
              f"{record.get('restarts_total', 0)} restarts"]
     gave_up = record.get("gave_up")
-    if record.get("phase") == "gave_up" and isinstance(gave_up, dict):
+    if record.get("phase") == "gave_up" and isinstance(gave_up, dict) and started is not None \
+            and started > float(gave_up.get("at") or 0):
+        lines.append(MESSAGES["STARTED_SINCE"].format(host=host))
+    elif record.get("phase") == "gave_up" and isinstance(gave_up, dict):
         problem = MESSAGES["GAVE_UP"].format(host=host, at=_when(gave_up.get("at")), restarts=gave_up.get("restarts"),
                                              window=_number(settings.window), reason=gave_up.get("reason"), path=path,
                                              doc=doc)

@@ -440,7 +440,9 @@ class Supervisor:
             except Exception as exc:  # pylint: disable=broad-exception-caught
                 # one bad round (Docker restarting, a full disk) must not end the supervisor
                 log(f"round failed: {type(exc).__name__}: {exc}")
-            self.stopping.wait(max(0.0, every - (time.monotonic() - began)))
+            # standing back, it looks for the flag's end often: the group an Ansible run started is checked at once
+            wait = min(every, FOLLOW_POLL) if self.state.get("paused") else every
+            self.stopping.wait(max(0.0, wait - (time.monotonic() - began)))
         server.shutdown()
 
 

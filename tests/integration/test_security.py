@@ -60,7 +60,8 @@ def test_ray_client_without_the_token_is_refused(lab):
 
 @pytest.mark.restarts_layers
 def test_secrets_appear_in_no_output_even_at_vvv(lab, tmp_path):
-    """The token, the API key, the hub token, a key in vllm_server_env and a proxy password in the extra env,
+    """The token, the API key, the hub token, the supervisors' secret, a key in vllm_server_env and a proxy password
+    in the extra env,
     through a vLLM restart at -vvv with --diff (container results, env files' diffs and the API key written again
     included). The hub token
     reaches every container through its root-only file, without a restart of Ray."""
@@ -68,7 +69,10 @@ def test_secrets_appear_in_no_output_even_at_vvv(lab, tmp_path):
     extra = {"vllm_server_env": dict(lab_vars["vllm_server_env"], WANDB_API_KEY="wandb_probe_key_3f9a"),
              "vllm_cluster_extra_env": {"INFEROPS_PROBE_URL": "http://alice:proxy-pw-7c1d@example.invalid:3128"},
              "vllm_cluster_hf_token": "hf_probe_token_8e2b"}
-    secrets = [ray_token(), api_key(), "hf_probe_token_8e2b", "wandb_probe_key_3f9a", "proxy-pw-7c1d"]
+    # the supervisors' secret (written again by this run's supervisor play, root only on each node)
+    supervisor_secret = lab.node("spark-2", "cat", "/var/lib/inferops-vllm-cluster/supervisor/secret").stdout.strip()
+    assert len(supervisor_secret) == 48
+    secrets = [ray_token(), api_key(), "hf_probe_token_8e2b", "wandb_probe_key_3f9a", "proxy-pw-7c1d", supervisor_secret]
     # a weak key's digest in a log lets a guess be checked offline
     key_digests = [hashlib.sha256(api_key().encode()).hexdigest(), hashlib.sha1(api_key().encode()).hexdigest()]
     read_token = "from huggingface_hub import get_token; print(get_token())"

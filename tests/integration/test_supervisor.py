@@ -1,6 +1,6 @@
 """The supervisor (issue #35, F28) on the lab's real containers: a rank stopped while /health answers is found and
-every rank restarted; nodes restarted (one twice in a row, then the head) serve again without an Ansible run; a rank
-that keeps dying is left down at the cap, and validate says so. The lab checks every 600 s (its fault tests break
+every rank restarted; a node restarted twice in a row serves again without an Ansible run; a rank that keeps dying
+is left down at the cap, and validate says so. The lab checks every 600 s (its fault tests break
 ranks on purpose): these tests shorten the interval for themselves and give the lab its own settings back."""
 
 from __future__ import annotations
@@ -92,17 +92,17 @@ def test_a_stopped_rank_is_found_and_every_rank_restarted_while_health_answers(l
 
 
 @pytest.mark.restarts_layers
-def test_restarted_nodes_serve_again_without_an_ansible_run(lab, supervised):
+def test_a_node_restarted_twice_in_a_row_serves_again_without_an_ansible_run(lab, supervised):
+    # The worker: its Ray container comes back by Docker's policy, vLLM on the head lost its rank there and the
+    # leader restarts it once spark-2 is alive in Ray again. (The head restarted: 50-59 s, measured by hand in
+    # session 19, its own Ray head and the worker's rejoin on top; not in the suite for its time.)
     began = time.time()
     for attempt in range(2):  # twice in a row: the second while the first is still coming back
         subprocess.run(["docker", "restart", "inferops-lab-spark-2"], check=True, capture_output=True)
     worker = serving_again(lab, began)
-    began = time.time()
-    subprocess.run(["docker", "restart", "inferops-lab-spark-1"], check=True, capture_output=True)
-    head = serving_again(lab, began)
     state = record(lab)
     assert state["last_restart"]["reason"] == "spark-1/vllm-cluster-vllm's container is exited", state["last_restart"]
-    print(f"node restarts: spark-2 twice, serving again after {worker} s; spark-1, after {head} s")
+    print(f"node restarts: spark-2 twice in a row, serving again after {worker} s")
 
 
 @pytest.mark.restarts_layers

@@ -315,3 +315,15 @@ def test_someone_elses_start_during_our_own_start_grace_renews_it():
     theirs = dict(ours, **{"spark-1/vllm": "2026-12-06T01:05:00Z"})
     state = run([(50, "health", theirs)], state)[0]
     assert state["since"] == T0 + 50 and state["restarts"] == []
+
+
+def test_giving_up_is_no_problem_once_the_group_started_again_since():
+    state = run([(10, "rank_down", STARTS), (20, "rank_down", STARTS), (40, "rank_down", STARTS),
+                 (50, "rank_down", STARTS), (60, "rank_down", STARTS), (70, "rank_down", STARTS)], watching())[0]
+    assert state["phase"] == "gave_up"
+    before = _supervisor.report("spark-1", state, T0 + 75, SETTINGS, "/x", "c", started=T0 + 30)
+    assert before["problem"].startswith("[F28]")
+    after = _supervisor.report("spark-1", state, T0 + 95, SETTINGS, "/x", "c", started=T0 + 90)
+    assert after["problem"] == "" and (
+        "spark-1: vLLM was started again since the supervisor gave up: its next check resets its count"
+        in after["lines"])

@@ -163,6 +163,7 @@ class Supervisor:
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.previous: decisions.Check | None = None
+        self.said: tuple[t.Any, ...] | None = None
 
     # -- the record
     def _load(self) -> dict[str, t.Any]:
@@ -332,9 +333,12 @@ class Supervisor:
         with self.lock:
             state, move = decisions.decide(self.state, check, starts, failed, self.settings)
             self.state = state
-        if failed:
+        said = (failed, state["phase"]) if failed and state["phase"] == "gave_up" else None
+        if failed and said != self.said:
+            # given up, the same failure is said once, not every interval for as long as the cluster stays down
             log(f"check failed ({failed[0]}): {failed[1]}; {state['consecutive']} in a row, phase {state['phase']}"
                 + (f"; {state['waiting']}" if state.get("waiting") and move == "none" else ""))
+        self.said = said
         if move == "restart":
             log(f"restarting every rank (generation {state['generation']}): {failed[1] if failed else ''}")
             self.save()  # the generation first: the followers restart theirs as this one restarts its own

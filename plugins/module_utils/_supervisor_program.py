@@ -231,9 +231,9 @@ class Supervisor:
                 found[f"{node}/{name}"] = (str(rank.get("state")), str(rank.get("started")))
         return found
 
-    def look(self) -> tuple[decisions.Check, dict[str, str]]:
-        """One check, and when each container the group's start starts was started (under Ray the head's vLLM
-        alone: a worker's Ray container that Docker restarted is no start of the group)."""
+    def look(self) -> tuple[decisions.Check, dict[str, str], dict[str, t.Any]]:
+        """One check, when each container the group's start starts was started (under Ray the head's vLLM
+        alone: a worker's Ray container that Docker restarted is no start of the group), and the followers' answers."""
         now = time.time()
         ranks = {f"{self.node}/{name}": (rank["state"], rank["started"]) for name, rank in self.local_ranks().items()}
         peers = self.peers()
@@ -242,7 +242,7 @@ class Supervisor:
         starts = {name: value[1] for name, value in ranks.items()
                   if name not in peers or self.config.get("followers_act")}
         if any(state != "running" for state in states.values()):
-            return decisions.Check(at=now, ranks=states, waits_for=self.waits_for(states, peers)), starts
+            return decisions.Check(at=now, ranks=states), starts, peers
         url, deadline = str(self.config["url"]), self.settings.deadline
         health = ask(f"{url}/health", timeout=deadline)[0]
         metrics = ask(f"{url}/metrics", timeout=deadline)
@@ -259,9 +259,7 @@ class Supervisor:
                                 tokens_after=decisions.metrics_value(after[1].decode(errors="replace"),
                                                                      "vllm:generation_tokens_total")
                                 if after[0] == 200 else None)
-        if decisions.failure(check, self.previous, self.settings):
-            check = check._replace(waits_for=self.waits_for(states, peers))
-        return check, starts
+        return check, starts, peers
 
     def waits_for(self, states: t.Mapping[str, str], peers: t.Mapping[str, t.Any]) -> tuple[str, ...]:
         """What the group cannot start without and this supervisor cannot start: a node whose supervisor is silent,
@@ -327,8 +325,11 @@ class Supervisor:
             with self.lock:
                 self.save()
             return
-        check, starts = self.look()
+        check, starts, peers = self.look()
         failed = decisions.failure(check, self.previous, self.settings)
+        if failed:
+            # what a restart would wait for: asked only of a failed check (Ray's node table is one more request)
+            check = check._replace(waits_for=self.waits_for(check.ranks, peers))
         self.previous = check
         with self.lock:
             state, move = decisions.decide(self.state, check, starts, failed, self.settings)

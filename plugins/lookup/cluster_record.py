@@ -10,7 +10,8 @@ version_added: 0.4.0
 author: inferops engineering (@inferops)
 description:
   - Reads a JSON record the collection writes in C(vllm_cluster_records_dir) on the controller, the link gate's
-    (C(link-gate.json)) or the burn-in's (C(burn-in.json)). A missing, unreadable or malformed file, or one not of
+    (C(link-gate.json)), the burn-in's (C(burn-in.json)), a benchmark's (C(bench.json), C(bench-baseline.json)) or
+    the last known good version (C(deployed.json)). A missing, unreadable or malformed file, or one not of
     its kind's form, reads as no record (the link gate then measures; diagnose says there is none).
 options:
   _terms:
@@ -22,7 +23,7 @@ options:
     description: Which record the file must be.
     type: str
     required: true
-    choices: [link_gate, burn_in]
+    choices: [link_gate, burn_in, bench, deployed]
 """
 
 EXAMPLES = r"""

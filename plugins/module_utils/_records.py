@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 import typing as t
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _burn_in, _link_gate
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _bench, _burn_in, _link_gate, _upgrade
 
 KINDS: dict[str, t.Callable[[t.Any], dict[str, t.Any]]] = {
     "link_gate": _link_gate.valid_record,
     "burn_in": _burn_in.valid_record,
+    "bench": _bench.valid_record,
+    "deployed": _upgrade.valid_record,
 }
 
 

@@ -32,6 +32,10 @@ options:
     description: Where the record is (for the message when there is none).
     type: str
     required: true
+  limit:
+    description: The run's C(--limit) (C(ansible_limit)); an upgrade moves the whole cluster.
+    type: str
+    default: ""
 """
 
 EXAMPLES = r"""
@@ -50,7 +54,9 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _upgr
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
 
 
-def upgrade_plan(record, values, head, found, path):
+def upgrade_plan(record, values, head, found, path, limit=""):
+    if limit:
+        return {"problem": _upgrade.MESSAGES["LIMIT"].format(limit=limit, doc=TROUBLESHOOTING)}
     if not record:
         return {"problem": _upgrade.MESSAGES["NO_RECORD"].format(path=path, doc=TROUBLESHOOTING)}
     try:

@@ -55,14 +55,21 @@ MESSAGES = {
                  "once with the current version, then upgrade. See {doc}#f30",
     "NODES_DIFFER": "[F30] {name} differs between the nodes ({values}): an upgrade moves the whole cluster to one "
                     "version. Fix: set it once for every node (group_vars/all). See {doc}#f30",
-    "SECRET": "[F30] {name} holds a value under a secret name ({keys}): a version is kept on disk on the controller, "
-              "secrets are not. Fix: pass the secret through vllm_cluster_extra_env and vllm_cluster_secret_env_names. "
-              "See {doc}#f30",
+    "SECRET": "[F30] {name} holds a secret ({keys}): a version is kept on disk on the controller, secrets are not. "
+              "Fix: pass the secret through vllm_cluster_extra_env and vllm_cluster_secret_env_names, the API key as "
+              "vllm_server_api_key. See {doc}#f30",
     "DISK": "[F30] {host}: {free} GiB free under Docker's data root {root}, the new image needs {need} GiB beside the "
             "one kept for the way back: nothing was changed. Fix: free space (`docker image prune` removes images no "
             "container uses), or set vllm_cluster_upgrade_image_gib if the image is smaller. See {doc}#f30",
     "ANSWER": "[F30] {host}: the fixed prompt {prompt} got {what}: the new version serves, but not a well-formed "
               "answer. See {doc}#f30",
+    "PROMPT": "[F30] the upgrade's site.yml runs cannot answer a prompt ({options}): give the secret as a file "
+              "(--vault-password-file, an SSH agent, become without a password). Nothing was changed. See {doc}#f30",
+    "LIMIT": "[F30] upgrade.yml moves the whole cluster: --limit {limit} would upgrade some nodes and record them as "
+             "the cluster's version. Nothing was changed. Fix: run it without --limit. See {doc}#f30",
+    "TEMPLATE": "[F30] {name} holds template text ({text}): an upgrade writes the version to files that Ansible "
+                "renders again, so it would be rendered twice. Fix: keep template text out of the version's "
+                "variables (put it in a file the container reads, e.g. --chat-template PATH). See {doc}#f30",
     "DEPLOY_FAILED": "[F30] the upgrade to {to} failed while deploying it ({where}) and was rolled back to {back}: "
                      "{restored}. What failed: {why} Logs: {log}. See {doc}#f30",
     "NOT_ACCEPTED": "[F30] the upgrade to {to} deployed but was not accepted ({where}) and was rolled back to {back}: "
@@ -82,19 +89,57 @@ def version_values(values_by_host: t.Mapping[str, t.Mapping[str, t.Any]], head: 
     (an upgrade moves the whole cluster) or a value carries a secret."""
     if head not in values_by_host:
         raise UpgradeError(f"no values for the head {head}")
-    version = {name: values_by_host[head].get(name) for name in VERSION_VARIABLES}
+    version = {name: normal(values_by_host[head].get(name)) for name in VERSION_VARIABLES}
     for name in VERSION_VARIABLES:
-        differing = {host: values.get(name) for host, values in values_by_host.items()
-                     if values.get(name) != version[name]}
+        differing = {host: normal(values.get(name)) for host, values in values_by_host.items()
+                     if normal(values.get(name)) != version[name]}
         if differing:
             shown = "; ".join(f"{host}: {json.dumps(value)}" for host, value in
                               sorted({head: version[name], **differing}.items()))
             raise UpgradeError(MESSAGES["NODES_DIFFER"].format(name=name, values=shown, doc=TROUBLESHOOTING))
-    secret_keys = [key for key in (version.get("vllm_server_env") or {}) if _secrets.secret_name(str(key))]
+    env = version.get("vllm_server_env") or {}
+    secret_keys = sorted(str(key) for key, value in env.items()
+                         if _secrets.secret_name(str(key)) or _secrets.mask_text(str(value)) != str(value))
     if secret_keys:
-        raise UpgradeError(MESSAGES["SECRET"].format(name="vllm_server_env", keys=", ".join(sorted(secret_keys)),
+        raise UpgradeError(MESSAGES["SECRET"].format(name="vllm_server_env", keys=", ".join(secret_keys),
                                                      doc=TROUBLESHOOTING))
+    args = [str(arg) for arg in version.get("vllm_server_extra_args") or []]
+    if _secrets.mask_argv(args) != args:
+        # name the flag, never the value: --api-key=X by its name, --api-key X by the argument before the value
+        flags = [arg.split("=", 1)[0] if arg.startswith("-") and "=" in arg else (args[index - 1] if index else "a value")
+                 for index, (arg, masked) in enumerate(zip(args, _secrets.mask_argv(args))) if arg != masked]
+        raise UpgradeError(MESSAGES["SECRET"].format(name="vllm_server_extra_args", keys=", ".join(flags) or "a value",
+                                                     doc=TROUBLESHOOTING))
+    for name in VERSION_VARIABLES:
+        text = _template_text(version[name])
+        if text:
+            raise UpgradeError(MESSAGES["TEMPLATE"].format(name=name, text=json.dumps(text[:60]), doc=TROUBLESHOOTING))
     return version
+
+
+def _template_text(value: t.Any) -> str:
+    """The first string in value that Ansible would render as a template, or ""."""
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return next((found for found in map(_template_text, value) if found), "")
+    return value if isinstance(value, str) and ("{{" in value or "{%" in value or "{#" in value) else ""
+
+
+def normal(value: t.Any) -> t.Any:
+    """A value as -e and the inventory both give it: scalars as text (-e max_model_len=256 is "256", the inventory's
+    256 an integer; true and "true" the same), lists and dicts of them; None as empty."""
+    if isinstance(value, dict):
+        return {str(key): normal(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [normal(item) for item in value]
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no"):
+        return "true" if value.strip().lower() in ("true", "yes") else "false"
+    return str(value)
 
 
 def settings_hash(version: t.Mapping[str, t.Any]) -> str:
@@ -156,21 +201,24 @@ def plan(record: t.Mapping[str, t.Any], target: t.Mapping[str, t.Any],
     the extra variables of the way forward and of the way back, and whether there is anything to do. The image
     counts as changed when its name does, or when a node holds another image under the same name (a re-pushed tag
     pulled on purpose). The way back names the old image by its ID when the new version reuses its name."""
-    changes = [{"name": name, "from": record["values"][name], "to": target[name]}
-               for name in VERSION_VARIABLES if record["values"][name] != target[name]]
+    recorded = {name: normal(record["values"][name]) for name in VERSION_VARIABLES}
+    changes = [{"name": name, "from": recorded[name], "to": target[name]}
+               for name in VERSION_VARIABLES if recorded[name] != target[name]]
     moved = sorted(host for host, found in found_ids.items() if found and found != record["image_id"])
     same_name = target["vllm_cluster_image"] == record["image"]
     if same_name and moved:
         changes.insert(0, {"name": "image ID of " + record["image"], "from": _short(record["image_id"]),
                            "to": ", ".join(f"{host} {_short(found_ids[host])}" for host in moved)})
-    back = dict(record["values"])
+    back = dict(recorded)
     if same_name:
         back["vllm_cluster_image"] = record["image_id"]
         back["vllm_cluster_image_archive"] = ""
     forward = dict(target)
     return {"changes": changes, "nothing": not changes, "forward": forward, "back": back,
+            "forward_hash": settings_hash(forward),
+            "back_model": back["vllm_server_served_model_name"] or back["vllm_server_model"],
             "image_changes": any(change["name"].startswith(("vllm_cluster_image", "image ID")) for change in changes),
-            "describe_from": describe(record["values"], record["image_id"]),
+            "describe_from": describe(recorded, record["image_id"]),
             "describe_to": describe(target, "")}
 
 
@@ -257,15 +305,47 @@ def failures(lines: t.Iterable[str], limit: int = 3) -> list[str]:
     return found
 
 
-def playbook_argv(python: str, playbook: str, inventories: t.Sequence[str], limit: str, var_files: t.Sequence[str],
-                  verbosity: int) -> list[str]:
-    """The inner run: the same Python as this one, site.yml, the same inventories and limit, the version as extra
-    variables from files (later files win), never a secret on its command line."""
+# What the calling run's command line gave that the inner run needs too (context.CLIARGS name -> option), in order.
+_PASSED_ON_LISTS = (("extra_vars", "-e"), ("vault_ids", "--vault-id"), ("vault_password_files", "--vault-password-file"))
+_PASSED_ON_VALUES = (("private_key_file", "--private-key"), ("remote_user", "-u"), ("become_method", "--become-method"),
+                     ("become_user", "--become-user"), ("forks", "--forks"))
+_PROMPTS = (("ask_vault_pass", "--ask-vault-pass"), ("ask_pass", "--ask-pass"), ("become_ask_pass", "--ask-become-pass"))
+
+
+def passed_on(cli: t.Mapping[str, t.Any]) -> list[str]:
+    """The calling run's command-line options the inner runs get as they were given: its extra variables (before the
+    version's own files, which win), vault identities and password files, SSH key and user, privilege escalation,
+    forks. Not --limit, --tags or --check: an inner run deploys the whole cluster."""
+    argv: list[str] = []
+    for name, option in _PASSED_ON_LISTS:
+        for value in cli.get(name) or ():
+            argv += [option, str(value)]
+    for name, option in _PASSED_ON_VALUES:
+        value = cli.get(name)
+        if value not in (None, ""):
+            argv += [option, str(value)]
+    if cli.get("become"):
+        argv.append("--become")
+    return argv
+
+
+def prompts_asked(cli: t.Mapping[str, t.Any]) -> str:
+    """Why the inner runs cannot start: the calling run asked for a password at its prompt, which a run in the
+    background cannot ask."""
+    asked = [option for name, option in _PROMPTS if cli.get(name)]
+    if not asked:
+        return ""
+    return MESSAGES["PROMPT"].format(options=", ".join(asked), doc=TROUBLESHOOTING)
+
+
+def playbook_argv(python: str, playbook: str, inventories: t.Sequence[str], passed: t.Sequence[str],
+                  var_files: t.Sequence[str], verbosity: int) -> list[str]:
+    """The inner run: the same Python as this one, site.yml, the same inventories, the calling run's own options
+    (passed_on), then the version as extra variables from files (later files win)."""
     argv = [python, "-m", "ansible", "playbook", playbook]
     for inventory in inventories:
         argv += ["-i", inventory]
-    if limit:
-        argv += ["--limit", limit]
+    argv += list(passed)
     for path in var_files:
         argv += ["-e", "@" + path]
     if verbosity > 0:

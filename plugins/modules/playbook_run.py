@@ -10,12 +10,12 @@ short_description: One run of the collection's site.yml on the controller, for a
 version_added: 0.7.0
 author: inferops engineering (@inferops)
 description:
-  - Runs C(ansible-playbook) with the same Python as the calling run, on the same inventories and limit, the
-    version under test or the one to go back to as extra variables from files, its output into O(log) (owner only,
+  - Runs C(ansible-playbook) with the same Python as the calling run, on the same inventories, with its command-line
+    options, the version under test or the one to go back to as extra variables from files, its output into O(log) (owner only,
     never through a link), and returns its exit status and the messages of what failed in it.
-  - Run on the controller (C(delegate_to=localhost)) with C(async) by role C(upgrade); the inner run's own
-    ANSIBLE_* environment is the caller's, with the default callback's results as one JSON line each so that its
-    failures can be read back.
+  - Run on the controller (C(delegate_to=localhost)) with C(async) by role C(upgrade); its action plugin passes on
+    the calling run's own command-line options (O(passed_on)). The inner run's ANSIBLE_* environment is the caller's,
+    with the default callback's results as one JSON line each so that its failures can be read back.
   - Changes what the inner run changes; fails itself only when the run cannot be started.
 options:
   python:
@@ -31,10 +31,12 @@ options:
     type: list
     elements: str
     required: true
-  limit:
-    description: The calling run's C(--limit), if any.
-    type: str
-    default: ""
+  passed_on:
+    description: The calling run's own command-line options, as its action plugin reads them (extra variables, vault
+      identities and password files, SSH key and user, privilege escalation, forks); set by the action plugin.
+    type: list
+    elements: str
+    default: []
   var_files:
     description: Files of extra variables, later ones winning.
     type: list
@@ -56,6 +58,11 @@ options:
     description: The file the inner run's output goes to, created owner only (replaced when it exists).
     type: path
     required: true
+  lock:
+    description: A file held locked while the inner run runs (owner only): a second upgrade of the cluster meanwhile
+      fails at once instead of deploying beside it.
+    type: path
+    required: true
 """
 
 EXAMPLES = r"""
@@ -67,6 +74,7 @@ EXAMPLES = r"""
     var_files: [/home/me/.cache/inferops-vllm-cluster/upgrade/forward.json]
     chdir: "{{ lookup('ansible.builtin.env', 'PWD') }}"
     log: /home/me/.cache/inferops-vllm-cluster/upgrade/forward.log
+    lock: /home/me/.cache/inferops-vllm-cluster/upgrade/lock
   delegate_to: localhost
   async: 7200
   poll: 0
@@ -83,18 +91,18 @@ failures:
   returned: always
   type: list
   elements: str
+busy:
+  description: Another run holds O(lock) (nothing was run).
+  returned: failure
+  type: bool
 tail:
   description: Its last 20 lines of output.
   returned: always
   type: list
   elements: str
-argv:
-  description: What was run.
-  returned: always
-  type: list
-  elements: str
 """
 
+import fcntl
 import os
 import subprocess
 
@@ -107,14 +115,16 @@ def main() -> None:
     module = AnsibleModule(argument_spec={"python": {"type": "path", "required": True},
                                           "playbook": {"type": "path", "required": True},
                                           "inventories": {"type": "list", "elements": "str", "required": True},
-                                          "limit": {"type": "str", "default": ""},
+                                          "passed_on": {"type": "list", "elements": "str", "default": [],
+                                                        "no_log": True},
                                           "var_files": {"type": "list", "elements": "path", "default": []},
                                           "verbosity": {"type": "int", "default": 0},
                                           "config": {"type": "str", "default": ""},
                                           "chdir": {"type": "path", "required": True},
-                                          "log": {"type": "path", "required": True}})
+                                          "log": {"type": "path", "required": True},
+                                          "lock": {"type": "path", "required": True}})
     params = module.params
-    argv = _upgrade.playbook_argv(params["python"], params["playbook"], params["inventories"], params["limit"],
+    argv = _upgrade.playbook_argv(params["python"], params["playbook"], params["inventories"], params["passed_on"],
                                   params["var_files"], params["verbosity"])
     env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="default", ANSIBLE_CALLBACK_RESULT_FORMAT="json",
                ANSIBLE_CALLBACK_FORMAT_PRETTY="false", ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
@@ -122,20 +132,27 @@ def main() -> None:
     if params["config"]:
         env["ANSIBLE_CONFIG"] = params["config"]
     try:
+        lock = os.open(params["lock"], os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as error:
+        module.fail_json(msg=f"another upgrade of this cluster is running (lock {params['lock']}: {error}); wait for "
+                             f"it, or read its log in {os.path.dirname(params['log'])}", busy=True)
+    try:
         if os.path.lexists(params["log"]):
             os.unlink(params["log"])
         descriptor = os.open(params["log"], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except OSError as error:
-        module.fail_json(msg=f"cannot write the run's log {params['log']}: {error}", argv=argv)
-    with os.fdopen(descriptor, "w") as log:
+        module.fail_json(msg=f"cannot write the run's log {params['log']}: {error}")
+    with os.fdopen(descriptor, "w+", encoding="utf-8", errors="replace") as log:
         try:
             rc = subprocess.call(argv, cwd=params["chdir"], env=env, stdin=subprocess.DEVNULL, stdout=log,
                                  stderr=subprocess.STDOUT)
         except OSError as error:
-            module.fail_json(msg=f"cannot start {argv[0]}: {error}", argv=argv)
-    with open(params["log"], encoding="utf-8", errors="replace") as log:
+            module.fail_json(msg=f"cannot start {argv[0]}: {error}")
+        # read back through the descriptor written, not the name
+        log.seek(0)
         lines = log.read().splitlines()
-    module.exit_json(changed=rc == 0, rc=rc, failures=_upgrade.failures(lines), tail=lines[-20:], argv=argv)
+    module.exit_json(changed=rc == 0, rc=rc, failures=_upgrade.failures(lines), tail=lines[-20:])
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import re
 
 import yaml
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._bench import MESSAGES as BENCH_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._burn_in import MESSAGES as BURN_IN_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._engine import MESSAGES as ENGINE_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._link_gate import MESSAGES as LINK_MESSAGES
@@ -18,6 +19,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_checks 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_token import MESSAGES as TOKEN_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._supervisor import MESSAGES as SUPERVISOR_MESSAGES
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._upgrade import MESSAGES as UPGRADE_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._vllm_serving import MESSAGES as SERVING_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights import MESSAGES as WEIGHTS_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_fetch import MESSAGES as FETCH_MESSAGES
@@ -37,13 +39,13 @@ def test_every_module_message_is_quoted_verbatim():
     for key, template in {**RAY_MESSAGES, **SERVING_MESSAGES, **TOKEN_MESSAGES, **MP_MESSAGES, **WEIGHTS_MESSAGES,
                           **TRUST_MESSAGES, **FETCH_MESSAGES, **LOCK_MESSAGES, **SERVER_MESSAGES,
                           **DOWNLOAD_MESSAGES, **RANK_MESSAGES, **LINK_MESSAGES,
-                          **ENGINE_MESSAGES, **BURN_IN_MESSAGES,
+                          **ENGINE_MESSAGES, **BURN_IN_MESSAGES, **BENCH_MESSAGES, **UPGRADE_MESSAGES,
                           **{key: SUPERVISOR_MESSAGES[key] for key in ("GAVE_UP", "STALE")}}.items():
         assert template.replace("{doc}", TROUBLESHOOTING) in GUIDE, f"{key} differs between code and guide"
 
 
 def test_every_failure_mode_has_its_anchor():
-    for number in range(1, 29):
+    for number in range(1, 31):
         assert f'<a id="f{number}"></a>' in GUIDE
 
 

@@ -9,6 +9,7 @@ change: no vLLM file is patched, and the collection's roles do not know it exist
 from __future__ import annotations
 
 import os
+import sys
 
 
 def register() -> str:
@@ -20,4 +21,19 @@ def register() -> str:
     the lab image has no C++ compiler for inductor.
     """
     os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")
+    _exit_if_asked()
     return "inferops_lab_vllm_platform.platform.LabCpuRayPlatform"
+
+
+def _exit_if_asked() -> None:
+    """The lab's broken release (tests of playbooks/upgrade.yml): an image built FROM this one with
+    INFEROPS_LAB_EXIT_AT_START=1 has a vLLM server that exits as it starts, as a release with a bad
+    kernel or a missing dependency does. vLLM's benchmark client (`vllm bench`) still runs."""
+    if os.environ.get("INFEROPS_LAB_EXIT_AT_START") != "1":
+        return
+    argv = " ".join(sys.argv)
+    if "bench" in sys.argv or ("api_server" not in argv and "serve" not in sys.argv):
+        return
+    print("inferops lab: INFEROPS_LAB_EXIT_AT_START=1, this release's vLLM exits at start", file=sys.stderr,
+          flush=True)
+    os._exit(3)

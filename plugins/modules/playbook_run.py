@@ -140,7 +140,7 @@ def main() -> None:
     try:
         if os.path.lexists(params["log"]):
             os.unlink(params["log"])
-        descriptor = os.open(params["log"], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        descriptor = os.open(params["log"], os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except OSError as error:
         module.fail_json(msg=f"cannot write the run's log {params['log']}: {error}")
     with os.fdopen(descriptor, "w+", encoding="utf-8", errors="replace") as log:

@@ -77,6 +77,8 @@ def test_every_ray_port_is_pinned_and_the_management_side_reaches_only_ssh_and_t
     assert ("--ray-client-server-port=10001" in command) == (host == "spark-1")
     env = env_file(render, host)
     assert (env["AUTOSCALER_METRIC_PORT"], env["DASHBOARD_METRIC_PORT"]) == ("44217", "44227")
+    # Ray's 30 s drain on SIGTERM (for Ray Serve) off: a stop is Ray's graceful shutdown at once, not SIGKILL at 10 s
+    assert env["RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S"] == "0"
     rules = (render / host / "ray-firewall.nft").read_text()
     # from the management side only SSH and, on the head, vLLM's API (#32): everything else of the cluster's only
     # over the interconnect, whatever port it picked

@@ -38,7 +38,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: {rows: [figures, by concurrency], problems: [sentences]}.
+  description: "{rows: [figures, by concurrency], problems: [sentences]}."
   type: dict
 """
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 name: bench_verdict
-short_description: A benchmark run against the cluster's baseline: the verdict and the figures side by side (F30)
+short_description: A benchmark run against the cluster's baseline, the verdict and the figures side by side (F30)
 version_added: 0.7.0
 author: inferops engineering (@inferops)
 description:
@@ -38,7 +38,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: {passed, compared, reason, problem, slowdowns, table}.
+  description: "{passed, compared, reason, problem, slowdowns, table}."
   type: dict
 """
 

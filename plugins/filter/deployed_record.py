@@ -46,7 +46,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: {record: the record or {}, problem: a sentence or empty}.
+  description: "{record: the record or {}, problem: a sentence or empty}."
   type: dict
 """
 

@@ -10,7 +10,7 @@ version_added: 0.7.0
 author: inferops engineering (@inferops)
 description:
   - The F29 message when the last known good record names this image and a node holds another image ID under it;
-    empty otherwise (no record, another image name: an upgrade, or the same ID).
+    empty otherwise (no record, another image name, which is an upgrade, or the same ID).
 options:
   _input:
     description: The last known good record (lookup C(cluster_record) kind C(deployed)); empty where there is none.
@@ -29,7 +29,7 @@ options:
 EXAMPLES = r"""
 - name: Check the tag
   ansible.builtin.assert:
-    that: (record | inferops.vllm_cluster.image_repointed(vllm_cluster_image, {inventory_hostname: image_id})) == ""
+    that: (record | inferops.vllm_cluster.image_repointed(vllm_cluster_image, found)) | length == 0
 """
 
 RETURN = r"""

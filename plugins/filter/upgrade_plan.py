@@ -46,7 +46,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: {changes, nothing, forward, back, image_changes, describe_from, describe_to, problem}.
+  description: "{changes, nothing, forward, back, forward_hash, back_model, image_changes, describe_from, describe_to, problem}."
   type: dict
 """
 

@@ -157,10 +157,10 @@ def deployed_record(version: t.Mapping[str, t.Any], images: t.Mapping[str, t.Map
         raise UpgradeError(f"the nodes do not report one image ID: {sorted(ids)}")
     first = images[sorted(images)[0]]
     record = {"version": RECORD_VERSION, "cluster": cluster, "date": date, "nodes": sorted(images),
-            "image": version["vllm_cluster_image"], "image_id": next(iter(ids)),
-            "vllm_version": str(first.get("vllm_version") or ""), "ray_version": str(first.get("ray_version") or ""),
-            "model": version["vllm_server_model"], "model_revision": version["vllm_cluster_model_revision"],
-            "settings_hash": settings_hash(version), "values": dict(version)}
+              "image": version["vllm_cluster_image"], "image_id": next(iter(ids)),
+              "vllm_version": str(first.get("vllm_version") or ""), "ray_version": str(first.get("ray_version") or ""),
+              "model": version["vllm_server_model"], "model_revision": version["vllm_cluster_model_revision"],
+              "settings_hash": settings_hash(version), "values": dict(version)}
     if previous and dict(previous, date=date) == record:
         record["date"] = previous["date"]
     return record

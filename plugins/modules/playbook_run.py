@@ -59,8 +59,8 @@ options:
     type: path
     required: true
   lock:
-    description: A file held locked while the inner run runs (owner only): a second upgrade of the cluster meanwhile
-      fails at once instead of deploying beside it.
+    description: A file held locked while the inner run runs (owner only), so that a second upgrade of the cluster
+      meanwhile fails at once instead of deploying beside it.
     type: path
     required: true
 """

@@ -26,8 +26,8 @@ def result(concurrency: int, throughput: float, failed: int = 0, **extra) -> dic
     return document
 
 
-def record(rows: list[dict], settings: dict = SETTINGS, **version) -> dict:
-    return {"version": 1, "date": "2026-12-06T04:12:00Z", "model": "tiny-llama", "settings": dict(settings),
+def record(rows: list[dict], settings: dict | None = None, **version) -> dict:
+    return {"version": 1, "date": "2026-12-06T04:12:00Z", "model": "tiny-llama", "settings": dict(settings or SETTINGS),
             "version_info": {"image": "lab/runtime:1", "image_id": "sha256:" + "ab" * 32, "vllm_version": "0.32.0",
                              "model_revision": "main", **version},
             "rows": [_bench.figures(row) for row in rows]}

@@ -95,8 +95,8 @@ def test_a_re_pointed_tag_is_named_with_both_ids(image, found, named):
     if named is None:
         assert message == ""
     else:
-        assert message.startswith(f"[F29] {named}: lab/runtime:1 now names image {NEW_ID[7:19]}, not the "
-                                   f"{OLD_ID[7:19]}")
+        expected = f"[F29] {named}: lab/runtime:1 now names image {NEW_ID[7:19]}, not the {OLD_ID[7:19]}"
+        assert message.startswith(expected)
         assert "Nothing was changed" in message and "#f29" in message
     assert _upgrade.repointed({}, image, found) == ""
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import typing as t
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
@@ -29,8 +30,8 @@ FLOAT_FIELDS = ("duration", "request_throughput", "output_throughput",
 # The container's program: the API key from its root-only file (never on a command line or in the container's
 # environment as Docker shows it), then one `vllm bench serve` per concurrency; each result file printed back marked.
 SCRIPT = r"""
-key_file=$1 base_url=$2 model=$3 served=$4 input_len=$5 output_len=$6 per=$7
-shift 7
+key_file=$1 base_url=$2 model=$3 served=$4 input_len=$5 output_len=$6 per=$7 tokenizer=$8
+shift 8
 if [ -n "$key_file" ]; then
   OPENAI_API_KEY="$(cat -- "$key_file")" && [ -n "$OPENAI_API_KEY" ] || { echo "bench: the API key file $key_file is missing or empty" >&2; exit 78; }
   export OPENAI_API_KEY
@@ -41,6 +42,7 @@ for concurrency in "$@"; do
     --dataset-name random --random-input-len "$input_len" --random-output-len "$output_len" \
     --num-prompts "$((concurrency * per))" --max-concurrency "$concurrency" --ignore-eos --seed 0 \
     --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,90,99 --disable-tqdm \
+    ${tokenizer:+--tokenizer "$tokenizer"} \
     --save-result --result-dir /tmp/bench --result-filename "c$concurrency.json" >&2 || exit $?
   python3 -I -c 'import json, sys; print(sys.argv[2] + json.dumps(json.load(open(sys.argv[1]))), flush=True)' \
     "/tmp/bench/c$concurrency.json" "RESULT_MARK" || exit 1
@@ -70,8 +72,17 @@ def script_args(settings: t.Mapping[str, t.Any]) -> list[str]:
     return ["-c", SCRIPT, "bench", str(settings["key_file"]), str(settings["url"]), str(settings["model"]),
             str(settings["served_model_name"]), str(_positive(settings["input_len"], "input_len")),
             str(_positive(settings["output_len"], "output_len")),
-            str(_positive(settings["prompts_per_concurrency"], "prompts_per_concurrency"))] + \
+            str(_positive(settings["prompts_per_concurrency"], "prompts_per_concurrency")),
+            tokenizer(str(settings["model"]), str(settings.get("model_revision") or ""))] + \
         [str(concurrency) for concurrency in concurrencies]
+
+
+def tokenizer(model: str, revision: str) -> str:
+    """The staged snapshot to read the tokenizer from, when the model is a hub id pinned to a commit: offline, the hub
+    library resolves a branch or tag name through the cache's refs, a commit has no ref. "" otherwise (--model)."""
+    if re.fullmatch(r"[0-9a-f]{40}", revision) and re.fullmatch(r"[\w.-]+/[\w.-]+", model):
+        return f"/root/.cache/huggingface/hub/models--{model.replace('/', '--')}/snapshots/{revision}"
+    return ""
 
 
 def concurrency_list(values: t.Any) -> list[int]:

@@ -142,12 +142,13 @@ def _fake_vllm(directory, behaviour: str) -> None:
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
 
 
-def _run(tmp_path, behaviour, key_file="", concurrencies=(1, 4)):
+def _run(tmp_path, behaviour, key_file="", concurrencies=(1, 4), revision="main"):
     bindir = tmp_path / "bin"
     bindir.mkdir()
     _fake_vllm(bindir, behaviour)
     argv = _bench.script_args(dict(SETTINGS, concurrencies=list(concurrencies), key_file=key_file,
-                                   url="http://198.18.0.180:8000", model="org/model", served_model_name="served $(id)"))
+                                   url="http://198.18.0.180:8000", model="org/model", served_model_name="served $(id)",
+                                   model_revision=revision))
     env = {"PATH": f"{bindir}:{os.environ['PATH']}", "FAKE_LOG": str(tmp_path / "log")}
     done = subprocess.run(["sh"] + argv, env=env, capture_output=True, text=True, check=False)
     return done, (tmp_path / "log").read_text() if (tmp_path / "log").exists() else ""
@@ -181,3 +182,24 @@ def test_the_program_stops_at_the_first_failed_benchmark_with_its_status(tmp_pat
 def test_the_program_refuses_to_run_without_the_key_it_was_told_to_read(tmp_path):
     done, log = _run(tmp_path, WRITES, key_file=str(tmp_path / "missing"))
     assert done.returncode == 78 and "missing or empty" in done.stderr and log == ""
+
+
+@pytest.mark.parametrize("model, revision, expected", [
+    ("org/model", "a" * 40, "/root/.cache/huggingface/hub/models--org--model/snapshots/" + "a" * 40),
+    ("org/model", "main", ""),
+    ("/models/local", "a" * 40, ""),
+    ("org/model", "../" + "a" * 37, ""),
+])
+def test_a_model_pinned_to_a_commit_reads_its_tokenizer_from_the_staged_snapshot(model, revision, expected):
+    assert _bench.tokenizer(model, revision) == expected
+
+
+def test_the_program_passes_the_tokenizer_only_when_there_is_one(tmp_path):
+    done, log = _run(tmp_path, WRITES, concurrencies=(1,))
+    assert done.returncode == 0 and "--tokenizer" not in log
+
+
+def test_the_program_reads_a_pinned_commits_tokenizer_from_its_snapshot(tmp_path):
+    done, log = _run(tmp_path, WRITES, concurrencies=(1,), revision="b" * 40)
+    assert done.returncode == 0
+    assert "--tokenizer /root/.cache/huggingface/hub/models--org--model/snapshots/" + "b" * 40 in log

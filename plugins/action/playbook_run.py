@@ -26,7 +26,7 @@ class ActionModule(ActionBase):
         if refused:
             result.update(failed=True, msg=refused)
             return result
-        args = dict(self._task.args, passed_on=_upgrade.passed_on(cli))
+        args = dict(self._task.args, caller_options=_upgrade.passed_on(cli), extra_vars=_upgrade.extra_vars(cli))
         wrap_async = self._task.async_val and not self._connection.has_native_async
         result = merge_hash(result, self._execute_module(module_name="inferops.vllm_cluster.playbook_run",
                                                          module_args=args, task_vars=task_vars, wrap_async=wrap_async))

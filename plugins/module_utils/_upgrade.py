@@ -70,6 +70,14 @@ MESSAGES = {
     "TEMPLATE": "[F30] {name} holds template text ({text}): an upgrade writes the version to files that Ansible "
                 "renders again, so it would be rendered twice. Fix: keep template text out of the version's "
                 "variables (put it in a file the container reads, e.g. --chat-template PATH). See {doc}#f30",
+    "LOCKED": "[F30] another upgrade of this cluster runs, or one was interrupted ({path} exists since {since}): "
+              "nothing was changed. Fix: wait for it (its logs are beside the lock); if none runs, remove {path}. "
+              "See {doc}#f30",
+    "NO_BASELINE": "[F30] {host}: the running version gives no benchmark to judge the new one against: {problems} "
+                   "Nothing was changed. Fix: run playbooks/bench.yml and site.yml --tags validate until the running "
+                   "version serves the benchmark, then upgrade. See {doc}#f30",
+    "TRIAL": "[F30] the upgrade's site.yml run left no record of the version planned in {path} (found {found}): what "
+             "it deployed is not what was planned. See {doc}#f30",
     "DEPLOY_FAILED": "[F30] the upgrade to {to} failed while deploying it ({where}) and was rolled back to {back}: "
                      "{restored}. What failed: {why} Logs: {log}. See {doc}#f30",
     "NOT_ACCEPTED": "[F30] the upgrade to {to} deployed but was not accepted ({where}) and was rolled back to {back}: "
@@ -233,6 +241,14 @@ def _short(image_id: str) -> str:
     return image_id[7:19] if image_id.startswith("sha256:") else image_id
 
 
+def trial_problem(trial: t.Mapping[str, t.Any], plan_: t.Mapping[str, t.Any], path: str) -> str:
+    """Whether the way forward's site.yml recorded the version planned (its record becomes the last known good)."""
+    if trial and trial.get("settings_hash") == plan_["forward_hash"]:
+        return ""
+    return MESSAGES["TRIAL"].format(path=path, found=(trial or {}).get("settings_hash") or "none",
+                                    doc=TROUBLESHOOTING)
+
+
 def disk_problem(host: str, free_bytes: int, root: str, need_gib: float) -> str:
     free = free_bytes / 2**30
     if free >= need_gib:
@@ -306,16 +322,22 @@ def failures(lines: t.Iterable[str], limit: int = 3) -> list[str]:
 
 
 # What the calling run's command line gave that the inner run needs too (context.CLIARGS name -> option), in order.
-_PASSED_ON_LISTS = (("extra_vars", "-e"), ("vault_ids", "--vault-id"), ("vault_password_files", "--vault-password-file"))
-_PASSED_ON_VALUES = (("private_key_file", "--private-key"), ("remote_user", "-u"), ("become_method", "--become-method"),
-                     ("become_user", "--become-user"), ("forks", "--forks"))
+# Its extra variables apart: they may carry secrets (an API key given with -e), the others are options.
+_PASSED_ON_LISTS = (("vault_ids", "--vault-id"), ("vault_password_files", "--vault-password-file"))
+_PASSED_ON_VALUES = (("private_key_file", "--private-key"), ("remote_user", "-u"), ("connection", "-c"),
+                     ("timeout", "-T"), ("ssh_common_args", "--ssh-common-args"),
+                     ("ssh_extra_args", "--ssh-extra-args"), ("sftp_extra_args", "--sftp-extra-args"),
+                     ("scp_extra_args", "--scp-extra-args"), ("connection_password_file", "--connection-password-file"),
+                     ("become_method", "--become-method"), ("become_user", "--become-user"),
+                     ("become_password_file", "--become-password-file"), ("forks", "--forks"))
 _PROMPTS = (("ask_vault_pass", "--ask-vault-pass"), ("ask_pass", "--ask-pass"), ("become_ask_pass", "--ask-become-pass"))
 
 
 def passed_on(cli: t.Mapping[str, t.Any]) -> list[str]:
-    """The calling run's command-line options the inner runs get as they were given: its extra variables (before the
-    version's own files, which win), vault identities and password files, SSH key and user, privilege escalation,
-    forks. Not --limit, --tags or --check: an inner run deploys the whole cluster."""
+    """The calling run's command-line options the inner runs get as they were given (its extra variables are
+    passed apart: extra_vars()): vault identities and password files, the connection (SSH key, user, arguments,
+    timeout, password file), privilege escalation, forks. Not --limit, --tags or --check: an inner run deploys the
+    whole cluster."""
     argv: list[str] = []
     for name, option in _PASSED_ON_LISTS:
         for value in cli.get(name) or ():
@@ -329,23 +351,31 @@ def passed_on(cli: t.Mapping[str, t.Any]) -> list[str]:
     return argv
 
 
+def extra_vars(cli: t.Mapping[str, t.Any]) -> list[str]:
+    """The calling run's -e values as it was given them (key=value, JSON, @file made absolute by Ansible)."""
+    return [str(value) for value in cli.get("extra_vars") or ()]
+
+
 def prompts_asked(cli: t.Mapping[str, t.Any]) -> str:
-    """Why the inner runs cannot start: the calling run asked for a password at its prompt, which a run in the
-    background cannot ask."""
+    """Why the inner runs cannot start: the calling run asked for a password at its prompt (an option, or a vault id
+    whose source is @prompt), which a run in the background cannot ask."""
     asked = [option for name, option in _PROMPTS if cli.get(name)]
+    asked += [f"--vault-id {value}" for value in cli.get("vault_ids") or () if str(value).endswith("@prompt")]
     if not asked:
         return ""
     return MESSAGES["PROMPT"].format(options=", ".join(asked), doc=TROUBLESHOOTING)
 
 
 def playbook_argv(python: str, playbook: str, inventories: t.Sequence[str], passed: t.Sequence[str],
-                  var_files: t.Sequence[str], verbosity: int) -> list[str]:
+                  var_files: t.Sequence[str], verbosity: int, given: t.Sequence[str] = ()) -> list[str]:
     """The inner run: the same Python as this one, site.yml, the same inventories, the calling run's own options
-    (passed_on), then the version as extra variables from files (later files win)."""
+    (passed_on) and extra variables (given), then the version as extra variables from files (later ones win)."""
     argv = [python, "-m", "ansible", "playbook", playbook]
     for inventory in inventories:
         argv += ["-i", inventory]
     argv += list(passed)
+    for value in given:
+        argv += ["-e", value]
     for path in var_files:
         argv += ["-e", "@" + path]
     if verbosity > 0:

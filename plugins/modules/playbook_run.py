@@ -14,7 +14,7 @@ description:
     options, the version under test or the one to go back to as extra variables from files, its output into O(log) (owner only,
     never through a link), and returns its exit status and the messages of what failed in it.
   - Run on the controller (C(delegate_to=localhost)) with C(async) by role C(upgrade); its action plugin passes on
-    the calling run's own command-line options (O(passed_on)). The inner run's ANSIBLE_* environment is the caller's,
+    the calling run's own command-line options (O(caller_options)). The inner run's ANSIBLE_* environment is the caller's,
     with the default callback's results as one JSON line each so that its failures can be read back.
   - Changes what the inner run changes; fails itself only when the run cannot be started.
 options:
@@ -31,9 +31,16 @@ options:
     type: list
     elements: str
     required: true
-  passed_on:
-    description: The calling run's own command-line options, as its action plugin reads them (extra variables, vault
-      identities and password files, SSH key and user, privilege escalation, forks); set by the action plugin.
+  caller_options:
+    description: The calling run's own command-line options, as its action plugin reads them (vault identities and
+      password files, the connection's key, user, arguments, timeout and password file, privilege escalation, forks);
+      set by the action plugin.
+    type: list
+    elements: str
+    default: []
+  extra_vars:
+    description: The calling run's extra variables as given (they may carry secrets, never shown); set by the action
+      plugin, passed before O(var_files), which win.
     type: list
     elements: str
     default: []
@@ -115,8 +122,9 @@ def main() -> None:
     module = AnsibleModule(argument_spec={"python": {"type": "path", "required": True},
                                           "playbook": {"type": "path", "required": True},
                                           "inventories": {"type": "list", "elements": "str", "required": True},
-                                          "passed_on": {"type": "list", "elements": "str", "default": [],
-                                                        "no_log": True},
+                                          "caller_options": {"type": "list", "elements": "str", "default": []},
+                                          "extra_vars": {"type": "list", "elements": "str", "default": [],
+                                                         "no_log": True},
                                           "var_files": {"type": "list", "elements": "path", "default": []},
                                           "verbosity": {"type": "int", "default": 0},
                                           "config": {"type": "str", "default": ""},
@@ -124,9 +132,11 @@ def main() -> None:
                                           "log": {"type": "path", "required": True},
                                           "lock": {"type": "path", "required": True}})
     params = module.params
-    argv = _upgrade.playbook_argv(params["python"], params["playbook"], params["inventories"], params["passed_on"],
-                                  params["var_files"], params["verbosity"])
-    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="default", ANSIBLE_CALLBACK_RESULT_FORMAT="json",
+    argv = _upgrade.playbook_argv(params["python"], params["playbook"], params["inventories"], params["caller_options"],
+                                  params["var_files"], params["verbosity"], params["extra_vars"])
+    # the caller's tag selection from the environment would leave layers out of a run that deploys the whole cluster
+    env = {name: value for name, value in os.environ.items() if name not in ("ANSIBLE_RUN_TAGS", "ANSIBLE_SKIP_TAGS")}
+    env = dict(env, ANSIBLE_STDOUT_CALLBACK="default", ANSIBLE_CALLBACK_RESULT_FORMAT="json",
                ANSIBLE_CALLBACK_FORMAT_PRETTY="false", ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
                PYTHONUNBUFFERED="1")
     if params["config"]:

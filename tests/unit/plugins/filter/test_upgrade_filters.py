@@ -72,3 +72,20 @@ def test_a_bad_benchmark_setting_stops_the_play_with_its_name():
     with pytest.raises(AnsibleFilterError, match="input_len"):
         bench_command({"concurrencies": [1], "input_len": 0, "output_len": 1, "prompts_per_concurrency": 1,
                        "key_file": "", "url": "http://x", "model": "m", "served_model_name": "m"})
+
+
+def test_a_lock_held_is_named_with_its_age_and_the_way_out(tmp_path):
+    from ansible_collections.inferops.vllm_cluster.plugins.filter.upgrade_locked import upgrade_locked
+    lock = tmp_path / "running"
+    lock.mkdir()
+    message = upgrade_locked(str(lock))
+    assert message.startswith(f"[F30] another upgrade of this cluster runs, or one was interrupted ({lock} exists since ")
+    assert f"if none runs, remove {lock}" in message
+
+
+def test_a_running_version_without_a_benchmark_stops_the_upgrade_before_anything_changes():
+    from ansible_collections.inferops.vllm_cluster.plugins.filter.upgrade_premeasure_problem import (
+        upgrade_premeasure_problem)
+    assert upgrade_premeasure_problem([], "spark-1") == ""
+    assert upgrade_premeasure_problem(["[F30] spark-1: no result"], "spark-1").startswith(
+        "[F30] spark-1: the running version gives no benchmark to judge the new one against: [F30] spark-1: no result")

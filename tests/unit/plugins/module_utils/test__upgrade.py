@@ -127,6 +127,17 @@ def test_a_tag_pulled_again_on_purpose_is_a_change_and_the_way_back_names_the_ol
     assert plan["back"]["vllm_cluster_image"] == OLD_ID and plan["back"]["vllm_cluster_image_archive"] == ""
 
 
+def test_only_the_planned_version_recorded_by_the_trial_may_become_the_last_known_good():
+    target = _upgrade.version_values({"spark-1": version(vllm_cluster_image="lab/runtime:2")}, "spark-1")
+    plan = _upgrade.plan(record(), target, {"spark-1": NEW_ID})
+    trial = _upgrade.deployed_record(target, {"spark-1": {"image_id": NEW_ID}}, "c", "d")
+    assert _upgrade.trial_problem(trial, plan, "/r/trial.json") == ""
+    assert "(found none)" in _upgrade.trial_problem({}, plan, "/r/trial.json")
+    other = _upgrade.deployed_record(dict(target, vllm_server_dtype="float16"), {"spark-1": {"image_id": NEW_ID}}, "c", "d")
+    expected = "[F30] the upgrade's site.yml run left no record of the version planned in /r/trial.json"
+    assert _upgrade.trial_problem(other, plan, "/r/trial.json").startswith(expected)
+
+
 def test_the_disk_check_names_the_node_the_space_and_the_need():
     assert _upgrade.disk_problem("spark-1", 40 * 2**30, "/var/lib/docker", 30) == ""
     message = _upgrade.disk_problem("spark-2", 12 * 2**30, "/var/lib/docker", 30)
@@ -160,17 +171,22 @@ def test_each_fixed_prompt_needs_a_well_formed_answer(result, fault):
 
 
 def test_the_inner_run_gets_the_same_inventories_the_callers_options_and_the_version_from_files_last():
-    passed = _upgrade.passed_on({"extra_vars": ("@secrets.yml", "vllm_cluster_image=lab/runtime:2"),
-                                 "vault_password_files": ("~/.vault",), "vault_ids": (), "private_key_file": "/k",
-                                 "remote_user": "ops", "become": True, "become_user": "root", "become_method": "sudo",
-                                 "forks": 5, "subset": "spark-1", "tags": ("vllm",), "check": True})
-    assert passed == ["-e", "@secrets.yml", "-e", "vllm_cluster_image=lab/runtime:2", "--vault-password-file", "~/.vault",
-                      "--private-key", "/k", "-u", "ops", "--become-method", "sudo", "--become-user", "root",
+    cli = {"extra_vars": ("@/home/me/secrets.yml", "vllm_cluster_image=lab/runtime:2"),
+           "vault_password_files": ("~/.vault",), "vault_ids": (), "private_key_file": "/k", "remote_user": "ops",
+           "connection": "ssh", "timeout": 10, "ssh_common_args": "-o ProxyJump=bastion", "become": True,
+           "become_user": "root", "become_method": "sudo", "forks": 5, "subset": "spark-1", "tags": ("vllm",),
+           "check": True}
+    passed = _upgrade.passed_on(cli)
+    assert passed == ["--vault-password-file", "~/.vault", "--private-key", "/k", "-u", "ops", "-c", "ssh", "-T", "10",
+                      "--ssh-common-args", "-o ProxyJump=bastion", "--become-method", "sudo", "--become-user", "root",
                       "--forks", "5", "--become"]
+    given = _upgrade.extra_vars(cli)
+    assert given == ["@/home/me/secrets.yml", "vllm_cluster_image=lab/runtime:2"]
     argv = _upgrade.playbook_argv("/venv/bin/python3", "/c/playbooks/site.yml", ["/inv/a", "/inv/b"], passed,
-                                  ["/r/forward.json"], 6)
+                                  ["/r/forward.json"], 6, given)
     assert argv[:9] == ["/venv/bin/python3", "-m", "ansible", "playbook", "/c/playbooks/site.yml", "-i", "/inv/a",
                         "-i", "/inv/b"]
+    assert argv[-7:-3] == ["-e", "@/home/me/secrets.yml", "-e", "vllm_cluster_image=lab/runtime:2"]
     # the version's file comes after the caller's -e: it wins
     assert argv[-3:] == ["-e", "@/r/forward.json", "-vvvv"]
     assert "--limit" not in argv and "--tags" not in argv and "--check" not in argv
@@ -180,7 +196,8 @@ def test_the_inner_run_gets_the_same_inventories_the_callers_options_and_the_ver
 @pytest.mark.parametrize("cli, refused", [
     ({"ask_vault_pass": True}, "--ask-vault-pass"),
     ({"ask_pass": True, "become_ask_pass": True}, "--ask-pass, --ask-become-pass"),
-    ({"ask_vault_pass": False}, None),
+    ({"vault_ids": ("dev@prompt",)}, "--vault-id dev@prompt"),
+    ({"ask_vault_pass": False, "vault_ids": ("dev@/home/me/pw",)}, None),
 ])
 def test_a_run_that_asked_for_a_password_cannot_start_the_inner_runs(cli, refused):
     message = _upgrade.prompts_asked(cli)

@@ -6,6 +6,7 @@
 #   make test-fast  lint, unit tests, sanity: no lab, a few minutes
 #   make integration K=EXPR   integration tests matching EXPR (pytest -k) against the lab that is up
 #   make verify S=SCENARIO    one molecule scenario's verify against the lab that is up (converged for it)
+#   make rollbacks  the upgrade tests that roll back (~6 min) against the lab that is up; not in make test
 #   make molecule   each molecule scenario alone, on a lab of its own (molecule test -s NAME)
 #   make bench      speed and memory on the lab, beside the hand procedure -> docs/benchmarks.md
 SHELL := /bin/bash
@@ -33,7 +34,7 @@ LAB_INVENTORIES ?= inventories/lab
 LAB_I := $(addprefix -i ,$(LAB_INVENTORIES))
 MOLECULE_SCENARIOS ?= default incident restarts mp
 
-.PHONY: help setup host lab-images lab lab-up lab-down lab-reset test test-fast lint unit sanity molecule integration verify bench clean
+.PHONY: help setup host lab-images lab lab-up lab-down lab-reset test test-fast lint unit sanity molecule integration rollbacks verify bench clean
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -98,6 +99,10 @@ molecule: setup lab-images
 K ?=
 integration: setup
 	pytest -p no:cacheprovider -q tests/integration $(if $(K),-k "$(K)")
+
+# The upgrade tests that roll back (two deploys with Ray restarts each, ~6 min): not in `make test`.
+rollbacks: setup
+	pytest -p no:cacheprovider -q -m rollbacks tests/integration
 
 S ?= default
 verify: setup

@@ -145,6 +145,7 @@ def _rolled_back(lab, output: str, before: dict, bad: str) -> None:
         assert left == [], f"{host} still has containers of {release(bad)}: {left}"
 
 
+@pytest.mark.rollbacks
 def test_an_upgrade_whose_vllm_exits_at_start_is_rolled_back(lab, tmp_path, releases):
     before = json.loads(DEPLOYED.read_text())
     result, output = upgrade(lab, tmp_path, *to("broken"))
@@ -154,6 +155,7 @@ def test_an_upgrade_whose_vllm_exits_at_start_is_rolled_back(lab, tmp_path, rele
     _rolled_back(lab, output, before, "broken")
 
 
+@pytest.mark.rollbacks
 def test_an_upgrade_slower_than_the_tolerance_is_rolled_back_on_the_benchmark(lab, tmp_path, releases):
     before = json.loads(DEPLOYED.read_text())
     result, output = upgrade(lab, tmp_path, *to("slow"))

@@ -98,6 +98,17 @@ def releases(lab):
         lab.node(host, "docker", "rmi", *(release(name) for name in RELEASES), check=False)
 
 
+def test_bench_yml_measures_the_cluster_beside_its_baseline_and_changes_nothing(lab, tmp_path, unchanged):
+    result = lab.playbook(tmp_path, "-e", "bench_baseline=true", playbook="playbooks/bench.yml")
+    output = flat(result.stdout + result.stderr)
+    assert result.returncode == 0, output[-3000:]
+    assert f"benchmark of tiny-llama on {LAB_IMAGE}" in output and "baseline: " in output
+    run = json.loads((RECORDS / "bench.json").read_text())
+    assert run == json.loads(BASELINE.read_text())
+    assert [row["max_concurrency"] for row in run["rows"]] == [4] and run["rows"][0]["failed"] == 0
+    assert run["rows"][0]["output_throughput"] > 0 and run["version_info"]["image"] == LAB_IMAGE
+
+
 def test_a_tag_pushed_again_is_named_before_any_container_changes(lab, tmp_path, releases, unchanged):
     recorded = json.loads(DEPLOYED.read_text())
     assert recorded["image"] == LAB_IMAGE, recorded
@@ -116,17 +127,19 @@ def test_an_upgrade_that_passes_is_accepted_recorded_and_a_second_run_changes_no
     (plan, site.yml, prompts, benchmark, record) without the suite's time for two more Ray restarts. A new image's
     acceptance: the way forward of the two rollback tests below, and by hand (docs/benchmarks.md)."""
     before = json.loads(DEPLOYED.read_text())
-    change = ("-e", "vllm_cluster_vllm_min_version=0.1.0")
+    recorded = before["values"]["vllm_cluster_vllm_min_version"]
+    wanted = "0.1.1" if recorded == "0.1.0" else "0.1.0"
+    change = ("-e", f"vllm_cluster_vllm_min_version={wanted}")
     result, output = upgrade(lab, tmp_path, *change)
     assert result.returncode == 0, output[-4000:]
-    assert '{"name": "vllm_cluster_vllm_min_version", "from": "", "to": "0.1.0"}' in output
+    assert f'{{"name": "vllm_cluster_vllm_min_version", "from": "{recorded}", "to": "{wanted}"}}' in output
     assert f"upgraded from {before['image']}" in output
-    recorded = json.loads(DEPLOYED.read_text())
-    assert recorded["values"]["vllm_cluster_vllm_min_version"] == "0.1.0"
-    assert (recorded["image"], recorded["image_id"]) == (before["image"], before["image_id"])
-    assert recorded["settings_hash"] != before["settings_hash"]
+    after = json.loads(DEPLOYED.read_text())
+    assert after["values"]["vllm_cluster_vllm_min_version"] == wanted
+    assert (after["image"], after["image_id"]) == (before["image"], before["image_id"])
+    assert after["settings_hash"] != before["settings_hash"]
     baseline = json.loads(BASELINE.read_text())
-    assert baseline["version_info"]["settings_hash"] == recorded["settings_hash"]
+    assert baseline["version_info"]["settings_hash"] == after["settings_hash"]
     assert serving_image(lab) == before["image_id"]
 
     again, output = upgrade(lab, tmp_path, *change)

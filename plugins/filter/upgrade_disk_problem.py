@@ -12,8 +12,8 @@ description:
   - The F30 message when the free space under Docker's data root is below what the new image needs; empty otherwise.
 options:
   _input:
-    description: Free bytes under Docker's data root.
-    type: int
+    description: The output of C(df -P -B1) on Docker's data root.
+    type: str
     required: true
   host:
     description: The node's inventory name.
@@ -32,7 +32,7 @@ options:
 EXAMPLES = r"""
 - name: Check the space
   ansible.builtin.assert:
-    that: (free | inferops.vllm_cluster.upgrade_disk_problem(inventory_hostname, '/var/lib/docker', 30)) == ""
+    that: (df.stdout | inferops.vllm_cluster.upgrade_disk_problem(inventory_hostname, '/var/lib/docker', 30)) == ""
 """
 
 RETURN = r"""
@@ -41,11 +41,17 @@ _value:
   type: str
 """
 
+from ansible.errors import AnsibleFilterError
+
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _upgrade
 
 
-def upgrade_disk_problem(free_bytes, host, root, need_gib):
-    return _upgrade.disk_problem(str(host), int(free_bytes), str(root), float(need_gib))
+def upgrade_disk_problem(df_output, host, root, need_gib):
+    try:
+        free_bytes = _upgrade.df_available(df_output)
+    except _upgrade.UpgradeError as unreadable:
+        raise AnsibleFilterError(f"upgrade_disk_problem: {host}: {unreadable}")
+    return _upgrade.disk_problem(str(host), free_bytes, str(root), float(need_gib))
 
 
 class FilterModule:

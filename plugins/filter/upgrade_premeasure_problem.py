@@ -35,14 +35,11 @@ _value:
   type: str
 """
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._upgrade import MESSAGES
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _upgrade
 
 
 def upgrade_premeasure_problem(problems, host):
-    if not problems:
-        return ""
-    return MESSAGES["NO_BASELINE"].format(host=host, problems=" ".join(problems), doc=TROUBLESHOOTING)
+    return _upgrade.premeasure_problem(list(problems or []), str(host))
 
 
 class FilterModule:

@@ -249,6 +249,22 @@ def trial_problem(trial: t.Mapping[str, t.Any], plan_: t.Mapping[str, t.Any], pa
                                     doc=TROUBLESHOOTING)
 
 
+def premeasure_problem(problems: t.Sequence[str], host: str) -> str:
+    """Before anything changes: the running version's benchmark had problems, so the new one could not be judged."""
+    if not problems:
+        return ""
+    return MESSAGES["NO_BASELINE"].format(host=host, problems=" ".join(problems), doc=TROUBLESHOOTING)
+
+
+def df_available(output: str) -> int:
+    """Bytes available from `df -P -B1 PATH`'s output (its last line's fourth column); UpgradeError when unreadable."""
+    lines = [line for line in str(output).splitlines() if line.strip()]
+    try:
+        return int(lines[-1].split()[3])
+    except (IndexError, ValueError):
+        raise UpgradeError(f"df gave no free space to read: {str(output)[-200:]!r}") from None
+
+
 def disk_problem(host: str, free_bytes: int, root: str, need_gib: float) -> str:
     free = free_bytes / 2**30
     if free >= need_gib:

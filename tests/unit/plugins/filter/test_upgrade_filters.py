@@ -89,3 +89,12 @@ def test_a_running_version_without_a_benchmark_stops_the_upgrade_before_anything
     assert upgrade_premeasure_problem([], "spark-1") == ""
     assert upgrade_premeasure_problem(["[F30] spark-1: no result"], "spark-1").startswith(
         "[F30] spark-1: the running version gives no benchmark to judge the new one against: [F30] spark-1: no result")
+
+
+def test_the_disk_filter_reads_dfs_output_and_stops_on_what_it_cannot_read():
+    from ansible_collections.inferops.vllm_cluster.plugins.filter.upgrade_disk_problem import upgrade_disk_problem
+    df = "Filesystem 1-blocks Used Available Capacity Mounted on\n/dev/x 100 1 %d 1%% /\n"
+    assert upgrade_disk_problem(df % (40 * 2**30), "spark-1", "/var/lib/docker", 30) == ""
+    assert upgrade_disk_problem(df % (12 * 2**30), "spark-2", "/var/lib/docker", 30).startswith("[F30] spark-2: 12.0 GiB")
+    with pytest.raises(AnsibleFilterError, match="spark-2: df gave no free space"):
+        upgrade_disk_problem("", "spark-2", "/var/lib/docker", 30)

@@ -138,6 +138,21 @@ def test_only_the_planned_version_recorded_by_the_trial_may_become_the_last_know
     assert _upgrade.trial_problem(other, plan, "/r/trial.json").startswith(expected)
 
 
+def test_the_free_space_is_read_from_dfs_last_line_or_refused():
+    output = ("Filesystem        1-blocks        Used   Available Capacity Mounted on\n"
+              "/dev/nvme0n1p2 3936878387200 1.0 42949672960      1% /\n")
+    assert _upgrade.df_available(output) == 42949672960
+    for bad in ("", "Filesystem 1-blocks Used Available\n", "/dev/x 1 2 lots 1% /"):
+        with pytest.raises(UpgradeError, match="df gave no free space"):
+            _upgrade.df_available(bad)
+
+
+def test_a_running_version_without_a_benchmark_is_named_with_its_problems():
+    assert _upgrade.premeasure_problem([], "spark-1") == ""
+    assert _upgrade.premeasure_problem(["[F30] spark-1: no result"], "spark-1").startswith(
+        "[F30] spark-1: the running version gives no benchmark to judge the new one against: [F30] spark-1: no result")
+
+
 def test_the_disk_check_names_the_node_the_space_and_the_need():
     assert _upgrade.disk_problem("spark-1", 40 * 2**30, "/var/lib/docker", 30) == ""
     message = _upgrade.disk_problem("spark-2", 12 * 2**30, "/var/lib/docker", 30)

@@ -21,7 +21,8 @@ HEADER = "## Link gate"
 WORKER_IC = "198.18.1.13"
 MAX_BYTES = 64 << 20
 STREAM_MB = 512
-PORT = 29530
+# Beside the registry's ports (module_utils/_ports.py): 29530 is the supervisors', open on every node while vLLM serves.
+PORT = 29540
 RECEIVER = r"""
 import socket, sys, time
 listener = socket.socket()

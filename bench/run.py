@@ -162,51 +162,16 @@ def serving(extra: tuple[str, ...]) -> dict:
     return {"cold": median(cold), "restart": median(restart), "runs": [cold, restart]}
 
 
-# playbooks/bench.yml's own figures (vllm bench serve from the serving image) at these concurrencies, per layout.
-BENCH_CONCURRENCIES = (1, 4)
-RECORDS = pathlib.Path(os.environ.get("INFEROPS_CACHE_DIR") or pathlib.Path.home() / ".cache/inferops-vllm-cluster") \
-    / "lab-records"
-
-
-def throughput(extra: tuple[str, ...]) -> dict[int, dict]:
-    """playbooks/bench.yml against the layout now serving (the lab's inventory plus `extra`): its rows by concurrency."""
-    playbook("-e", json.dumps({"bench_concurrencies": list(BENCH_CONCURRENCIES)}), *extra,
-             playbook_path="playbooks/bench.yml")
-    rows = json.loads((RECORDS / "bench.json").read_text())["rows"]
-    return {row["max_concurrency"]: row for row in rows}
-
-
 def tensor_parallel() -> dict:
     """TP=2 across both nodes (the lab's inventory) beside TP=1 on the head alone, to the first completion and under
-    the benchmark; ends at TP=2."""
+    the benchmark (bench/throughput.py); ends at TP=2."""
+    import throughput  # imports this module's helpers: loaded once this one is
     figures = {1: serving(TP1)}
-    figures[1]["bench"] = throughput(TP1)
+    figures[1]["bench"] = throughput.bench(TP1)
     figures[2] = serving(())
-    figures[2]["bench"] = throughput(())
+    figures[2]["bench"] = throughput.bench(())
     log(f"serving TP=1 {figures[1]['runs']} s, TP=2 {figures[2]['runs']} s (cold to first completion, restarts)")
     return figures
-
-
-def throughput_section(tp: dict) -> list[str]:
-    """The "is the second node worth it" table: playbooks/bench.yml at TP=2 across both nodes beside TP=1 on one."""
-    lines = [
-        "## Serving throughput: tensor parallel 2 across both nodes beside TP=1 on the head (`playbooks/bench.yml`)",
-        "",
-        "vLLM's own `vllm bench serve`, run by the `bench` role from the serving image on the head: random prompts of the",
-        "lab's lengths (`bench_input_len`, `bench_output_len` in inventories/lab), 4 prompts per unit of concurrency. On",
-        "the lab the tiny model fits one CPU node, so the second node costs a Gloo all-reduce over a Docker bridge per",
-        "layer and token: the lab shows what the collection measures, not what two Sparks gain.",
-        "",
-        "| concurrency | TP=2: output tokens/s, TTFT p50, TPOT p50 | TP=1 (baseline): output tokens/s, TTFT p50, TPOT p50 "
-        "| throughput ratio |",
-        "|---|---|---|---|",
-    ]
-    for concurrency in BENCH_CONCURRENCIES:
-        two, one = tp[2]["bench"][concurrency], tp[1]["bench"][concurrency]
-        lines.append(f"| {concurrency} | {two['output_throughput']:.1f}, {two['p50_ttft_ms']:.1f} ms, "
-                     f"{two['p50_tpot_ms']:.1f} ms | {one['output_throughput']:.1f}, {one['p50_ttft_ms']:.1f} ms, "
-                     f"{one['p50_tpot_ms']:.1f} ms | {two['output_throughput'] / one['output_throughput']:.2f}x |")
-    return lines + [""]
 
 
 def footprint() -> dict:
@@ -294,6 +259,7 @@ def machine() -> str:
 
 
 def write_report(results: dict, minutes: float) -> None:
+    import throughput  # bench/throughput.py uses this module's helpers: imported once this one is loaded
     cold, noop, rst, inc, sc, fp, tp = (results[k] for k in ("cold", "noop", "restarts", "incident", "scale", "footprint", "tp"))
     lines = [
         "# Benchmarks",
@@ -340,7 +306,7 @@ def write_report(results: dict, minutes: float) -> None:
     ]
     lines += [f"| {name} | {usage} |" for name, usage in fp.items()]
     lines.append("")
-    lines += throughput_section(tp)
+    lines += throughput.section({layout: tp[layout]["bench"] for layout in (1, 2)})
     lines += results["weights"]["section"]
     lines += results["link"]
     (REPO / "docs" / "benchmarks.md").write_text("\n".join(lines))

@@ -121,7 +121,7 @@ def test_every_port_a_node_listens_on_is_in_the_port_registry(lab):
     for host in MANAGEMENT:
         low, high = (int(v) for v in lab.node(host, "cat", "/proc/sys/net/ipv4/ip_local_port_range").stdout.split())
         held = listeners(lab, host)
-        assert any(owner.startswith(VLLM_CHOOSES) for owner, _ in held.values()), held  # ranks run: the rule bites
+        assert any(holder.startswith(VLLM_CHOOSES) for holder, _line in held.values()), held  # ranks run: the rule bites
         unnamed = {port: line for port, (owner, line) in held.items()
                    if port not in named | {22} and not _ports.RANGE_FALLBACK[_ports.RANGE_LOW] <= port
                    <= _ports.RANGE_FALLBACK[_ports.RANGE_HIGH] and not low <= port <= high

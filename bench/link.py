@@ -21,14 +21,13 @@ HEADER = "## Link gate"
 WORKER_IC = "198.18.1.13"
 MAX_BYTES = 64 << 20
 STREAM_MB = 512
-# Beside the registry's ports (module_utils/_ports.py): 29530 is the supervisors', open on every node while vLLM serves.
-PORT = 29540
 RECEIVER = r"""
 import socket, sys, time
 listener = socket.socket()
 listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-listener.bind((sys.argv[1], int(sys.argv[2])))
+listener.bind((sys.argv[1], 0))  # the kernel's choice: vLLM serves meanwhile, its ranks hold ports of their own
 listener.listen(1)
+print(listener.getsockname()[1], flush=True)
 connection, _ = listener.accept()
 received, started = 0, None
 while True:
@@ -56,10 +55,10 @@ connection.close()
 
 def tcp_stream(sender: str, receiver: str, address: str) -> float:
     """GB/s of one TCP stream from sender to receiver's interconnect address, measured by the receiver."""
-    listening = subprocess.Popen(["docker", "exec", f"inferops-lab-{receiver}", "python3", "-c", RECEIVER, address,
-                                  str(PORT)], text=True, stdout=subprocess.PIPE)
-    time.sleep(0.5)
-    node(sender, "python3", "-c", SENDER, address, str(PORT), str(STREAM_MB))
+    listening = subprocess.Popen(["docker", "exec", f"inferops-lab-{receiver}", "python3", "-c", RECEIVER, address],
+                                 text=True, stdout=subprocess.PIPE)
+    port = listening.stdout.readline().strip()
+    node(sender, "python3", "-c", SENDER, address, port, str(STREAM_MB))
     received, seconds = listening.communicate(timeout=120)[0].split()
     return int(received) / float(seconds) / 1e9
 

@@ -309,7 +309,19 @@ def write_report(results: dict, minutes: float) -> None:
     lines += throughput.section({layout: tp[layout]["bench"] for layout in (1, 2)})
     lines += results["weights"]["section"]
     lines += results["link"]
-    (REPO / "docs" / "benchmarks.md").write_text("\n".join(lines))
+    path = REPO / "docs" / "benchmarks.md"
+    path.write_text("\n".join(lines + kept_sections(path.read_text(), lines)))
+
+
+def kept_sections(old: str, lines: list[str]) -> list[str]:
+    """The sections of the old docs/benchmarks.md this report does not write (bench/revisions.py's, measured in a
+    sitting of their own), kept as they were after the report's."""
+    written = {line for line in lines if line.startswith("## ")}
+    kept = []
+    for section in old.split("\n## ")[1:]:
+        if "## " + section.splitlines()[0] not in written:
+            kept += ["## " + section.rstrip("\n"), ""]
+    return kept
 
 
 def main() -> None:

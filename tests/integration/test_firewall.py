@@ -95,38 +95,65 @@ def test_the_management_side_reaches_only_ssh_and_the_api(lab):
 
 # vLLM's own processes (its engine, its ranks as Ray actors or mp workers) choose their ports themselves: the
 # kernel's, torch's TCP store, Gloo's pairs, and vLLM's counters that start at fixed numbers (its data-parallel master
-# port, 29500, counts up). CI run 22 met a rank listening on 29590, outside the ephemeral range. No role can name
-# these ports; the firewall admits them from the interconnect alone (test_the_management_side_reaches_only_ssh_and_the_api).
+# port, 29500, counts up). The CI run of stop 44 met a rank listening on 29590, outside the ephemeral range. The
+# firewall admits them from the interconnect alone (test_the_management_side_reaches_only_ssh_and_the_api). What a
+# role hands vLLM (a --*port flag, a *_PORT variable) is the role's: it must be in the registry
+# (vllm_ports_the_roles_set).
 VLLM_CHOOSES = ("ray::RayWorker", "ray::IDLE", "VLLM::")
 
 
-def listeners(lab, host: str) -> dict[int, tuple[str, str]]:
-    """port -> (the process that holds it as ss names it, ss's whole line), beyond loopback."""
-    held = {}
+def listeners(lab, host: str) -> dict[int, tuple[set[str], list[str]]]:
+    """port -> (every process that holds it, as ss names them; ss's lines for it), beyond loopback. A port can be
+    held on several addresses and by several processes (inherited or shared sockets): each one counts."""
+    held: dict[int, tuple[set[str], list[str]]] = {}
     for line in lab.node(host, "ss", "-Hltnp").stdout.splitlines():
         address, port = line.split()[3].rsplit(":", 1)
-        if not address.startswith(("127.", "[::1]")):
-            owner = re.search(r'users:\(\("([^"]*)"', line)
-            held[int(port)] = (owner.group(1) if owner else "", line.strip())
+        if not address.startswith(("127.", "[::1]", "[::ffff:127.")):
+            holders, lines = held.setdefault(int(port), (set(), []))
+            holders.update(re.findall(r'\("([^"]*)",pid=', line) or [""])
+            lines.append(line.strip())
     return held
+
+
+def vllm_ports_the_roles_set(lab, host: str) -> dict[str, int]:
+    """Every port the cluster's vLLM containers on host were started with: --*port flags and *_PORT variables."""
+    names = lab.node(host, "docker", "ps", "--format", "{{.Names}}").stdout.split()
+    given = {}
+    for name in (n for n in names if n.startswith("vllm-cluster-")):
+        inspected = json.loads(lab.node(host, "docker", "inspect", name).stdout)[0]
+        # a command may be one shell line: its words are read wherever they stand, `--port 1` or `--port=1`
+        command = " ".join(inspected["Config"]["Entrypoint"] or []) + " " + " ".join(inspected["Config"]["Cmd"] or [])
+        given.update({f"{name} {flag}": int(value)
+                      for flag, value in re.findall(r"(--[a-z-]*port)[= ]+(\d+)\b", command)})
+        given.update({f"{name} {variable}": int(value) for variable, value in
+                      (entry.split("=", 1) for entry in inspected["Config"]["Env"] or [])
+                      if variable.endswith("_PORT") and value.isdigit()})
+    return given
 
 
 @pytest.mark.readonly
 def test_every_port_a_node_listens_on_is_in_the_port_registry(lab):
     """#33: beyond loopback, a node listens only on the registry's ports (module_utils/_ports.py, at the lab's
     values), Ray's workers' range, the kernel's ephemeral range, ports vLLM's own processes chose (VLLM_CHOOSES) and
-    the lab's stand-in sshd. A port a role opens without a row (its server, Ray's daemons, the supervisor) fails."""
+    the lab's stand-in sshd; every port a role hands to the cluster's containers is in the registry. A port a role
+    opens without a row (its server, Ray's daemons, the supervisor, a flag given to vLLM) fails."""
     values = {port.variable: port.fallback for port in _ports.PORTS}
     named = {int(port) for port in values.values()}
+    given = {}
     for host in MANAGEMENT:
         low, high = (int(v) for v in lab.node(host, "cat", "/proc/sys/net/ipv4/ip_local_port_range").stdout.split())
         held = listeners(lab, host)
-        assert any(holder.startswith(VLLM_CHOOSES) for holder, _line in held.values()), held  # ranks run: the rule bites
-        unnamed = {port: line for port, (owner, line) in held.items()
+        # the ranks run on every node: the exemption below has something to judge
+        assert any(holder.startswith(VLLM_CHOOSES) for holders, _lines in held.values() for holder in holders), held
+        unnamed = {port: lines for port, (holders, lines) in held.items()
                    if port not in named | {22} and not _ports.RANGE_FALLBACK[_ports.RANGE_LOW] <= port
                    <= _ports.RANGE_FALLBACK[_ports.RANGE_HIGH] and not low <= port <= high
-                   and not owner.startswith(VLLM_CHOOSES)}
+                   and not all(holder.startswith(VLLM_CHOOSES) for holder in holders)}
         assert not unnamed, (host, unnamed)
+        given.update({f"{host} {what}": port for what, port in vllm_ports_the_roles_set(lab, host).items()})
+    assert given, "no port given to the cluster's containers was read: the check below would judge nothing"
+    bounds = set(_ports.RANGE_FALLBACK.values())  # Ray's --min-worker-port and --max-worker-port
+    assert {what: port for what, port in given.items() if port not in named | bounds} == {}, given
 
 
 # Beside the weights group, whose playbooks (staging, over the interconnect) never run the firewall's play and work

@@ -34,7 +34,7 @@ MESSAGES = {
     "F17_NO_SOURCE": "[F17] {host}: model_stage_source={source} holds no snapshot of {model} (ref {ref}): it should "
                      "be an HF_HOME, its hub folder or the folder models--ORG--NAME. Fix: point it at one that does.",
     "F17_NOT_A_HUB_ID": "vllm_server_model={model!r} is not a hub id (ORG/NAME): only a hub id is staged. Fix: name "
-                        "the model by its hub id, or set model_stage_enabled=false and mount the path yourself.",
+                        "the model by its hub id, or set vllm_cluster_stage_weights=false and mount the path yourself.",
 }
 
 # huggingface_hub's own rule for repo ids (utils/_validators.py): letters, digits, -_. and one '/'.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+import re
 
 import pytest
 import yaml
@@ -36,3 +37,30 @@ def test_public_derived_variables_are_documented(role):
     assert all(name.startswith(f"{role.name}_") for name in public), f"{role.name}: {public} lack the role's prefix"
     undocumented = [name for name in public if f"`{name}`" not in readme]
     assert not undocumented, f"{role.name}/README.md does not document the derived {undocumented}"
+
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+# The prefixes of the collection's variables: its public roles' names.
+PREFIXES = sorted(role.name for role in ROLES if not role.name.startswith("_"))
+
+
+def accepted_variables() -> set[str]:
+    """Every variable some role accepts: its argument specs' options (each entry point) and its defaults."""
+    names = set()
+    for role in ROLES:
+        for spec in yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"].values():
+            names |= set(spec.get("options") or {})
+        defaults = role / "defaults" / "main.yml"
+        names |= set(yaml.safe_load(defaults.read_text()) or {}) if defaults.exists() else set()
+    return names
+
+
+def test_every_variable_a_message_says_to_set_exists():
+    """The Python message tables tell users `name=value`: each such name must be a variable a role accepts. F17's
+    message once said model_stage_enabled=false, a name no role reads (the switch is vllm_cluster_stage_weights)."""
+    pattern = re.compile(r"\b((?:%s)_[a-z0-9_]*[a-z0-9])=" % "|".join(PREFIXES))
+    told = {(match.group(1), source.name) for source in sorted((REPO / "plugins").rglob("*.py"))
+            for match in pattern.finditer(source.read_text())}
+    assert len(told) > 10, told  # the messages were read
+    known = accepted_variables()
+    assert sorted(pair for pair in told if pair[0] not in known) == []

@@ -98,7 +98,7 @@ def test_the_management_side_reaches_only_ssh_and_the_api(lab):
 # port, 29500, counts up). The CI run of stop 44 met a rank listening on 29590, outside the ephemeral range. The
 # firewall admits them from the interconnect alone (test_the_management_side_reaches_only_ssh_and_the_api). What a
 # role hands vLLM (a --*port flag, a *_PORT variable) is the role's: it must be in the registry
-# (vllm_ports_the_roles_set).
+# (ports_handed_to_containers).
 VLLM_CHOOSES = ("ray::RayWorker", "ray::IDLE", "VLLM::")
 
 
@@ -115,7 +115,7 @@ def listeners(lab, host: str) -> dict[int, tuple[set[str], list[str]]]:
     return held
 
 
-def vllm_ports_the_roles_set(lab, host: str) -> dict[str, int]:
+def ports_handed_to_containers(lab, host: str) -> dict[str, int]:
     """Every port the cluster's containers on host (Ray, vLLM, the supervisor) were started with: --*port flags and
     *_PORT variables."""
     names = [name for name in lab.node(host, "docker", "ps", "--format", "{{.Names}}").stdout.split()
@@ -155,7 +155,7 @@ def test_every_port_a_node_listens_on_is_in_the_port_registry(lab):
                    <= _ports.RANGE_FALLBACK[_ports.RANGE_HIGH] and not low <= port <= high
                    and not all(holder.startswith(VLLM_CHOOSES) for holder in holders)}
         assert not unnamed, (host, unnamed)
-        given.update({f"{host} {what}": port for what, port in vllm_ports_the_roles_set(lab, host).items()})
+        given.update({f"{host} {what}": port for what, port in ports_handed_to_containers(lab, host).items()})
     assert given, "no port given to the cluster's containers was read: the check below would judge nothing"
     bounds = set(_ports.RANGE_FALLBACK.values())  # Ray's --min-worker-port and --max-worker-port
     assert {what: port for what, port in given.items() if port not in named | bounds} == {}, given

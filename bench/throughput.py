@@ -34,8 +34,8 @@ def measure() -> dict[int, dict[int, dict]]:
     for layout, extra in ((1, TP1), (2, ())):
         playbook("--tags", "vllm", *extra)
         figures[layout] = bench(extra)
-        log(f"TP={layout}: " + ", ".join(f"c={c} {row['output_throughput']:.1f} tok/s"
-                                        for c, row in sorted(figures[layout].items())))
+        rows = [f"c={c} {row['output_throughput']:.1f} tok/s" for c, row in sorted(figures[layout].items())]
+        log(f"TP={layout}: {', '.join(rows)}")
     return figures
 
 

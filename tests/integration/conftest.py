@@ -30,6 +30,10 @@ GROUP_EXTRA_VARS = {
 }
 
 
+# Where the tests' own programs listen (test_link_gate runs the gate's program on spark-1's loopback; torch's store
+# behind it listens on every address): not a port of the cluster's, which the port-registry check beside it in the
+# read-only stage (two at a time) must know. CI for stop 44 failed on it (test_firewall's registry check).
+TEST_PROGRAM_PORT = 29590
 COMPONENT = "inferops.vllm_cluster.component"
 # The link gate's containers: the collection's own (link-gate) and test_link_gate.py's runs of its program.
 MEASURING_COMPONENTS = ("link-gate", "link-gate-test")

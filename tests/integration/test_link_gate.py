@@ -12,12 +12,12 @@ import subprocess
 import pytest
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _link_gate
-from conftest import flat, task_outcome
+from conftest import TEST_PROGRAM_PORT, flat, task_outcome
 
 MIB = 1 << 20
 LARGEST = 4 * MIB  # the lab's link_gate_max_bytes (inventories/lab/group_vars/all/cluster.yml)
 MEASURE = "Measure the interconnect and judge it (F25)"
-PROGRAM_PORT = 29590  # the program's own runs below, on spark-1's loopback: no rank of the cluster's gate there
+PROGRAM_PORT = TEST_PROGRAM_PORT  # the program's own runs below, on spark-1's loopback: no rank of the cluster's gate there
 
 
 def ranks_on_one_node(lab, world: int, started: list[int], **settings) -> dict[int, dict]:

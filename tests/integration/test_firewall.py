@@ -36,15 +36,20 @@ def connect(address: str, port: int) -> str:
     return reach(address, [port])[port]
 
 
+def listeners(lab, host: str) -> dict[int, list[str]]:
+    """port -> ss's lines for it (each names the processes that hold it), beyond loopback. A port can be held on
+    several addresses and by several processes (inherited or shared sockets)."""
+    held: dict[int, list[str]] = {}
+    for line in lab.node(host, "ss", "-Hltnp").stdout.splitlines():
+        address, port = line.split()[3].rsplit(":", 1)
+        if not address.startswith(("127.", "[::1]", "[::ffff:127.")):
+            held.setdefault(int(port), []).append(line.strip())
+    return held
+
+
 def listening(lab, host: str) -> list[int]:
     """Every TCP port something on host listens on, beyond loopback (Ray, vLLM, its ranks, the stand-in sshd)."""
-    ports = set()
-    for line in lab.node(host, "ss", "-Hltn").stdout.splitlines():
-        local = line.split()[3]
-        address, port = local.rsplit(":", 1)
-        if not address.startswith(("127.", "[::1]")):
-            ports.add(int(port))
-    return sorted(ports)
+    return sorted(listeners(lab, host))
 
 
 def from_management(lab) -> dict[str, dict[int, str]]:
@@ -93,19 +98,6 @@ def test_the_management_side_reaches_only_ssh_and_the_api(lab):
     assert reachable(routed) == {22}, routed
 
 
-def listeners(lab, host: str) -> dict[int, tuple[set[str], list[str]]]:
-    """port -> (every process that holds it, as ss names them; ss's lines for it), beyond loopback. A port can be
-    held on several addresses and by several processes (inherited or shared sockets): each one counts."""
-    held: dict[int, tuple[set[str], list[str]]] = {}
-    for line in lab.node(host, "ss", "-Hltnp").stdout.splitlines():
-        address, port = line.split()[3].rsplit(":", 1)
-        if not address.startswith(("127.", "[::1]", "[::ffff:127.")):
-            holders, lines = held.setdefault(int(port), (set(), []))
-            holders.update(re.findall(r'\("([^"]*)",pid=', line) or [""])
-            lines.append(line.strip())
-    return held
-
-
 def ports_handed_to_containers(lab, host: str) -> dict[str, int]:
     """Every port the cluster's containers on host (Ray, vLLM, the supervisor) were started with: --*port flags and
     *_PORT variables."""
@@ -141,7 +133,7 @@ def test_every_port_a_node_listens_on_is_in_the_port_registry(lab):
         low, high = (int(v) for v in lab.node(host, "cat", "/proc/sys/net/ipv4/ip_local_port_range").stdout.split())
         held = listeners(lab, host)
         assert len(held) > 5, held  # Ray's daemons and vLLM's ranks listen: the read worked
-        unnamed = {port: (sorted(holders), lines) for port, (holders, lines) in held.items()
+        unnamed = {port: lines for port, lines in held.items()
                    if port not in named | {22, TEST_PROGRAM_PORT} and not _ports.RANGE_FALLBACK[_ports.RANGE_LOW]
                    <= port <= _ports.RANGE_FALLBACK[_ports.RANGE_HIGH] and not low <= port <= high}
         assert not unnamed, (host, unnamed)

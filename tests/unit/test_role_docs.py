@@ -8,7 +8,8 @@ import re
 import pytest
 import yaml
 
-ROLES = sorted(p for p in (pathlib.Path(__file__).resolve().parents[2] / "roles").iterdir() if p.is_dir())
+REPO = pathlib.Path(__file__).resolve().parents[2]
+ROLES = sorted(p for p in (REPO / "roles").iterdir() if p.is_dir())
 
 
 @pytest.mark.parametrize("role", ROLES, ids=lambda p: p.name)
@@ -39,7 +40,6 @@ def test_public_derived_variables_are_documented(role):
     assert not undocumented, f"{role.name}/README.md does not document the derived {undocumented}"
 
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
 # The prefixes of the collection's variables: its public roles' names.
 PREFIXES = sorted(role.name for role in ROLES if not role.name.startswith("_"))
 

@@ -17,6 +17,9 @@ COMMON_SPECS = yaml.safe_load((ROOT / "roles" / "_common" / "meta" / "argument_s
 COMMON_DEFAULTS = yaml.safe_load((ROOT / "roles" / "_common" / "defaults" / "main.yml").read_text())
 # The inputs of _common's entry points are its documented interface: callers pass them at the call site.
 COMMON_INPUTS = {name for spec in COMMON_SPECS.values() for name in spec.get("options") or {}}
+# The one fact _common keeps for the whole run (its README: the `engine` entry point's answer), read by the callers
+# to skip the include once an earlier layer read the node's engine.
+COMMON_RUN_FACTS = {"_common_engine"}
 
 
 def owner(path: pathlib.Path) -> str | None:
@@ -40,7 +43,7 @@ def private_reads(path: pathlib.Path, text: str | None = None) -> list[str]:
         prefix = "_" + role.lstrip("_") + "_"
         found += [f"{path.relative_to(ROOT)}: {m.group(1)}"
                   for m in re.finditer(rf"(?<![A-Za-z0-9_])({re.escape(prefix)}[a-z0-9_]+)", text)
-                  if m.group(1) not in COMMON_INPUTS]
+                  if m.group(1) not in COMMON_INPUTS | COMMON_RUN_FACTS]
     return found
 
 

@@ -28,6 +28,25 @@ MESSAGES: dict[str, str] = {
         "still loading. Fix: read `docker logs {container}` on {host}; restart vLLM's ranks together "
         "(site.yml --tags vllm -e vllm_cluster_restart=true). See {doc}#f20"
     ),
+    # The vllm_server role's proof that the server it started answers as deployed (prove_api).
+    "MODELS": (
+        "{host}: vLLM at {url}/v1/models does not list {model} (HTTP {status}; listed: {listed}). Fix: read "
+        "`docker logs {container}` on {host}; check vllm_server_served_model_name and vllm_server_model."
+    ),
+    "KEY_REFUSED": (
+        "{host}: vLLM at {url}/v1/models refused the API key this node holds (HTTP 401): {container} runs with "
+        "another key than its key file. Fix: run site.yml --tags vllm, which writes the key file from "
+        "vllm_server_api_key and restarts vLLM with it."
+    ),
+    "KEYLESS": (
+        "{host}: vLLM answered {url}/v1/models without the API key (HTTP {status}): its API is open to whoever "
+        "reaches the port although vllm_server_api_key is set. Fix: read `docker logs {container}` and check that "
+        "the image's vLLM honours VLLM_API_KEY; stop it (playbooks/stop.yml) until it does."
+    ),
+    "SMOKE": (
+        "{host}: vLLM at {url} returned no tokens for one chat completion of {model} ({detail}). Fix: read "
+        "`docker logs {container}` on {host}."
+    ),
 }
 
 # Where clients reach the server when it binds every address.
@@ -114,6 +133,49 @@ def check_answers(
         return dict(result, status="ok", detail="answered")
     detail = f"/v1/completions answered {status or 'nothing'}: {text[:200]}" if status != 200 else "no tokens came back"
     return dict(result, status="failed", detail=detail)
+
+
+def _listed_models(text: str) -> list[str]:
+    try:
+        return [str(entry.get("id")) for entry in json.loads(text).get("data") or [] if isinstance(entry, dict)]
+    except (ValueError, AttributeError):
+        return []
+
+
+def _completion_tokens(text: str) -> int:
+    try:
+        return int((json.loads(text).get("usage") or {}).get("completion_tokens") or 0)
+    except (ValueError, AttributeError, TypeError):
+        return 0
+
+
+def prove_api(url: str, model: str, key: str, prompt: str, max_tokens: int, host: str, container: str,
+              call: t.Callable[[str, dict | None, str, float], tuple[int, str]] = http_call) -> dict[str, t.Any]:
+    """What a healthy server must also do, in one call on the node: list the served model, refuse a request
+    without the key (when one is set) and return tokens for one chat completion. The outcome as a dict; `problem`
+    is the first thing it did not do, as the operator reads it ('' when none)."""
+    names = {"host": host, "url": url, "model": model, "container": container}
+    outcome: dict[str, t.Any] = {"url": url, "model": model, "models": [], "keyless_status": None,
+                                 "completion_tokens": 0, "problem": ""}
+    status, text = call(f"{url}/v1/models", None, key, 30)
+    outcome["models"] = _listed_models(text) if status == 200 else []
+    if status == 401:
+        return dict(outcome, problem=MESSAGES["KEY_REFUSED"].format(**names))
+    if model not in outcome["models"]:
+        return dict(outcome, problem=MESSAGES["MODELS"].format(
+            status=status or "nothing", listed=", ".join(outcome["models"]) or "none", **names))
+    if key:
+        outcome["keyless_status"], _text = call(f"{url}/v1/models", None, "", 30)
+        if outcome["keyless_status"] != 401:
+            return dict(outcome, problem=MESSAGES["KEYLESS"].format(status=outcome["keyless_status"] or "nothing",
+                                                                    **names))
+    body = {"model": model, "messages": [{"role": "user", "content": prompt}], "max_tokens": int(max_tokens)}
+    status, text = call(f"{url}/v1/chat/completions", body, key, 120)
+    outcome["completion_tokens"] = _completion_tokens(text) if status == 200 else 0
+    if outcome["completion_tokens"] < 1:
+        detail = f"HTTP {status or 'nothing'}: {text[:200]}" if status != 200 else "no tokens came back"
+        return dict(outcome, problem=MESSAGES["SMOKE"].format(detail=detail, **names))
+    return outcome
 
 
 def read_key(path: str) -> str:

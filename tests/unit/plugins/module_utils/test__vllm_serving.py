@@ -11,6 +11,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._vllm_servin
     check_answers,
     check_container_answers,
     endpoint_from_args,
+    prove_api,
     startup_errors,
     startup_hint,
 )
@@ -137,3 +138,55 @@ def test_startup_errors_root_cause_first_each_once_without_prefixes():
 def test_startup_hint(case, model, lines, hint):
     found = startup_hint(model, lines)
     assert (found == "") if not hint else found.startswith(hint), (case, found)
+
+
+class Api:
+    """A scripted vLLM API: /v1/models (with and without the key) and one chat completion, each one answer."""
+
+    def __init__(self, models=(200, {"data": [{"id": "tiny"}]}), keyless=(401, "Unauthorized"),
+                 chat=(200, {"usage": {"completion_tokens": 8}})):
+        self.answers = {"models": models, "keyless": keyless, "chat": chat}
+        self.calls = []
+
+    def call(self, url, body, key, timeout):
+        path = url.split(":8000", 1)[1]
+        # a second /v1/models is the one asked without the key
+        again = any(asked == "models" for asked, *_rest in self.calls)
+        asked = "chat" if path == "/v1/chat/completions" else ("keyless" if again else "models")
+        self.calls.append((asked, key, (body or {}).get("messages"), (body or {}).get("max_tokens")))
+        status, payload = self.answers[asked]
+        return status, json.dumps(payload) if isinstance(payload, dict) else payload
+
+
+@pytest.mark.parametrize(
+    "case, api, key, asked, problem",
+    [
+        ("serves as deployed", Api(), "k", ["models", "keyless", "chat"], ""),
+        ("no key set: nothing asked without one", Api(), "", ["models", "chat"], ""),
+        ("another model listed", Api(models=(200, {"data": [{"id": "other"}]})), "k", ["models"],
+         "h1: vLLM at http://h:8000/v1/models does not list tiny (HTTP 200; listed: other)"),
+        ("models refused", Api(models=(500, "boom")), "k", ["models"], "(HTTP 500; listed: none)"),
+        ("the key refused", Api(models=(401, "Unauthorized")), "k", ["models"],
+         "h1: vLLM at http://h:8000/v1/models refused the API key this node holds (HTTP 401)"),
+        ("models unreachable", Api(models=(0, "ConnectionRefusedError")), "k", ["models"], "(HTTP nothing; listed: none)"),
+        ("answers without the key", Api(keyless=(200, {"data": []})), "k", ["models", "keyless"],
+         "h1: vLLM answered http://h:8000/v1/models without the API key (HTTP 200)"),
+        ("no tokens", Api(chat=(200, {"usage": {"completion_tokens": 0}})), "k", ["models", "keyless", "chat"],
+         "returned no tokens for one chat completion of tiny (no tokens came back)"),
+        ("completion fails", Api(chat=(500, "EngineDeadError")), "k", ["models", "keyless", "chat"],
+         "(HTTP 500: EngineDeadError)"),
+        ("completion not JSON", Api(chat=(200, "<html>")), "k", ["models", "keyless", "chat"], "no tokens came back"),
+    ],
+)
+def test_prove_api(case, api, key, asked, problem):
+    outcome = prove_api("http://h:8000", "tiny", key, "Say hello.", 8, "h1", "vllm-cluster-vllm", call=api.call)
+    assert [call[0] for call in api.calls] == asked, case
+    if problem:
+        assert problem in outcome["problem"], (case, outcome["problem"])
+        assert "vllm-cluster-vllm" in outcome["problem"] and "Fix:" in outcome["problem"]
+    else:
+        assert outcome["problem"] == "" and outcome["completion_tokens"] == 8, case
+    # the key goes with every request but the one that must be refused, and the completion is the operator's prompt
+    assert [call_key for _what, call_key, _m, _t in api.calls] == [("" if what == "keyless" else key) for what in asked]
+    assert all(m == [{"role": "user", "content": "Say hello."}] and t == 8
+               for what, _k, m, t in api.calls if what == "chat")

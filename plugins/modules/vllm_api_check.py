@@ -82,7 +82,8 @@ def main() -> None:
             "model": {"type": "str", "required": True},
             "api_key_file": {"type": "path", "default": ""},
             "prompt": {"type": "str", "default": "Say hello."},
-            "max_tokens": {"type": "int", "default": 8},
+            # a count of tokens, not a token
+            "max_tokens": {"type": "int", "default": 8, "no_log": False},
             "host": {"type": "str", "required": True},
             "container": {"type": "str", "required": True},
         },

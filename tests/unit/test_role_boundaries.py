@@ -178,4 +178,4 @@ def test_every_backend_has_its_validate_task_file():
     tasks = ROOT / "roles" / "cluster_validate" / "tasks"
     assert sorted(p.name for p in tasks.glob("validate_*.yml")) == sorted(f"validate_{name}.yml" for name in BACKENDS)
     spec = yaml.safe_load((ROOT / "roles" / "vllm_cluster" / "meta" / "argument_specs.yml").read_text())
-    assert spec["argument_specs"]["main"]["options"]["vllm_cluster_backend"]["choices"] == "{{ vllm_cluster_backends }}"
+    assert spec["argument_specs"]["settings"]["options"]["vllm_cluster_backend"]["choices"] == "{{ vllm_cluster_backends }}"

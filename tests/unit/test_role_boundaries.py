@@ -109,6 +109,13 @@ def test_every_call_of_common_names_an_entry_point_with_its_required_inputs():
         assert optional <= set(COMMON_DEFAULTS), f"{entry}: optional inputs without a default: {optional - set(COMMON_DEFAULTS)}"
 
 
+def test_every_role_and_playbook_call_of_common_leaves_the_spec_to_this_test():
+    # the test above is the check; Ansible's own at each include cost ~40 ms, twenty times a run (_common's README)
+    calls = [(path, task) for path, task, include in common_calls()
+             if "tests" not in path.parts and include.get("rolespec_validate") is not False]
+    assert not calls, [f"{path.name}: {task['name']}" for path, task in calls]
+
+
 def test_common_results_are_named_in_the_callers_namespace():
     for path, task, _include in common_calls():
         result = (task.get("vars") or {}).get("_common_result")

@@ -58,7 +58,7 @@ def rewrite_section(header: str, lines: list[str]) -> None:
     if header in text:
         start = text.index(header)
         following = text.find("\n## ", start + len(header))
-        text = text[:start] + "\n".join(lines) + (text[following + 1:] if following >= 0 else "")
+        text = text[:start] + "\n".join(lines).rstrip("\n") + ("\n\n" + text[following + 1:] if following >= 0 else "\n")
     else:
         text = text.rstrip("\n") + "\n\n" + "\n".join(lines)
     path.write_text(text)

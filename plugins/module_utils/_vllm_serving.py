@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import time
 import typing as t
 import urllib.error
@@ -37,6 +38,20 @@ MESSAGES: dict[str, str] = {
         "{host}: vLLM at {url}/v1/models refused the API key this node holds (HTTP 401): {container} runs with "
         "another key than its key file. Fix: run site.yml --tags vllm, which writes the key file from "
         "vllm_server_api_key and restarts vLLM with it."
+    ),
+    "KEY_UNEXPECTED": (
+        "{host}: vLLM at {url}/v1/models asks for an API key (HTTP 401) although this node holds none: {container} "
+        "runs with a key vllm_server_api_key no longer sets. Fix: run site.yml --tags vllm, which restarts vLLM as "
+        "the inventory says."
+    ),
+    "KEY_MISSING": (
+        "{host}: vllm_server_api_key is set, but {path} holds no key (missing, empty, or not a regular file): the "
+        "check cannot tell whether the API is open. Fix: run site.yml --tags vllm, which writes the key file and "
+        "restarts vLLM with it."
+    ),
+    "KEYLESS_ODD": (
+        "{host}: vLLM at {url}/v1/models answered a request without the API key with HTTP {status}, where it must "
+        "refuse it (401). Fix: read `docker logs {container}` on {host}."
     ),
     "KEYLESS": (
         "{host}: vLLM answered {url}/v1/models without the API key (HTTP {status}): its API is open to whoever "
@@ -160,15 +175,17 @@ def prove_api(url: str, model: str, key: str, prompt: str, max_tokens: int, host
     status, text = call(f"{url}/v1/models", None, key, 30)
     outcome["models"] = _listed_models(text) if status == 200 else []
     if status == 401:
-        return dict(outcome, problem=MESSAGES["KEY_REFUSED"].format(**names))
+        return dict(outcome, problem=MESSAGES["KEY_REFUSED" if key else "KEY_UNEXPECTED"].format(**names))
     if model not in outcome["models"]:
         return dict(outcome, problem=MESSAGES["MODELS"].format(
             status=status or "nothing", listed=", ".join(outcome["models"]) or "none", **names))
     if key:
         outcome["keyless_status"], _text = call(f"{url}/v1/models", None, "", 30)
-        if outcome["keyless_status"] != 401:
-            return dict(outcome, problem=MESSAGES["KEYLESS"].format(status=outcome["keyless_status"] or "nothing",
-                                                                    **names))
+        keyless = outcome["keyless_status"]
+        if 200 <= keyless < 300:
+            return dict(outcome, problem=MESSAGES["KEYLESS"].format(status=keyless, **names))
+        if keyless != 401:
+            return dict(outcome, problem=MESSAGES["KEYLESS_ODD"].format(status=keyless or "nothing", **names))
     body = {"model": model, "messages": [{"role": "user", "content": prompt}], "max_tokens": int(max_tokens)}
     status, text = call(f"{url}/v1/chat/completions", body, key, 120)
     outcome["completion_tokens"] = _completion_tokens(text) if status == 200 else 0
@@ -179,11 +196,18 @@ def prove_api(url: str, model: str, key: str, prompt: str, max_tokens: int, host
 
 
 def read_key(path: str) -> str:
-    """The API key from its root-only file; '' when no file is named or it is absent (no key wanted)."""
-    if not path or not os.path.exists(path):
+    """The API key from its root-only file; '' when no file is named, it is absent (no key wanted) or it is not a
+    regular file (a link planted at the path is not followed: its target is not sent as a key)."""
+    if not path:
         return ""
-    with open(path, encoding="utf-8") as handle:
-        return handle.read().strip()
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return ""
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return ""
+        return handle.read(64 * 1024).decode("utf-8", errors="replace").strip()
 
 
 def check_container_answers(args: t.Sequence[str], key_file: str, timeout: float, **waits: t.Any) -> dict[str, t.Any]:

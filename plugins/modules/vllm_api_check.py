@@ -27,7 +27,9 @@ options:
     type: str
     required: true
   api_key_file:
-    description: The root-only file holding the API key; empty or absent means no key.
+    description:
+      - The root-only file holding the API key; empty means no key is wanted.
+      - Named, it must hold a key (a regular file, not a link): a missing or empty one fails.
     type: path
     default: ""
   prompt:
@@ -72,7 +74,7 @@ api:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._vllm_serving import prove_api, read_key
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._vllm_serving import MESSAGES, prove_api, read_key
 
 
 def main() -> None:
@@ -91,6 +93,9 @@ def main() -> None:
     )
     p = module.params
     key = read_key(p["api_key_file"])
+    if p["api_key_file"] and not key:
+        # a key is wanted: without it the keyless request proves nothing and the API may be open
+        module.fail_json(msg=MESSAGES["KEY_MISSING"].format(host=p["host"], path=p["api_key_file"]))
     if key:
         # the key is a secret of the node: never in the output, whatever a server echoes back
         module.no_log_values.add(key)

@@ -29,7 +29,7 @@ options:
   api_key_file:
     description:
       - The root-only file holding the API key; empty means no key is wanted.
-      - Named, it must hold a key (a regular file, not a link): a missing or empty one fails.
+      - Named, it must hold a key (a regular file, not a link); a missing or empty one fails.
     type: path
     default: ""
   prompt:

@@ -27,6 +27,9 @@ LAB3 = LAB2 + ("inventories/lab-3node",)
 LAB4 = LAB3 + ("inventories/lab-4node",)
 HEAD_IC, HEAD_MGMT = "198.18.1.12", "198.18.0.180"
 ENV = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+# Where the lab's inventory keeps the cluster's records (vllm_cluster_records_dir): the link gate's, bench.yml's.
+RECORDS = pathlib.Path(os.environ.get("INFEROPS_CACHE_DIR") or pathlib.Path.home() / ".cache/inferops-vllm-cluster") \
+    / "lab-records"
 
 
 def log(message: str) -> None:
@@ -333,7 +336,11 @@ def main() -> None:
     # two nodes use the first two while the others stand idle.
     log("creating spark-1 and loading the runtime image into it")
     playbook("--limit", "spark-1", inventories=LAB4, playbook_path="lab/playbooks/create.yml")
-    playbook("--tags", "docker_runtime", "--limit", "spark-1", inventories=LAB4)
+    # `docker load` by hand, not docker_runtime with --limit spark-1: the role reads the image on every node of the
+    # inventory outside --limit (F10), and the other three do not exist yet. docker_runtime runs on all four below.
+    archive = re.search(r"^vllm_cluster_image_archive: (\S+)", (REPO / "inventories" / "lab" / "group_vars" / "all" /
+                                                                "images.yml").read_text(), re.M).group(1)
+    node("spark-1", "docker", "load", "-i", archive)  # the lab mounts the archives into every node
     for host in ("spark-2", "spark-3", "spark-4"):
         seed_image_store("spark-1", host)
     log("creating spark-2, spark-3 and spark-4 on copies of spark-1's image store")

@@ -6,19 +6,15 @@ docs/benchmarks.md."""
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from run import TP1, log, playbook, rewrite_section  # noqa: E402  (bench/run.py's helpers)
+from run import RECORDS, TP1, log, playbook, rewrite_section  # noqa: E402  (bench/run.py's helpers)
 
 HEADER = "## Serving throughput"
 # Per layout, these concurrencies: 1 (one user's latency) and 4 (the lab's two cores kept busy).
 CONCURRENCIES = (1, 4)
-# Where the lab's inventory keeps the cluster's records (vllm_cluster_records_dir): bench.yml writes bench.json there.
-RECORDS = pathlib.Path(os.environ.get("INFEROPS_CACHE_DIR") or pathlib.Path.home() / ".cache/inferops-vllm-cluster") \
-    / "lab-records"
 
 
 def bench(extra: tuple[str, ...]) -> dict[int, dict]:

@@ -18,6 +18,7 @@ import stat
 import typing as t
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import DockerCli, DockerError
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._regular_file import regular_file
 
 # A file hashed whole: env files, tokens, keys and rules are a few KiB; a larger one is described without its hash.
 HASH_LIMIT = 16 * 1024 * 1024
@@ -48,13 +49,9 @@ def describe_file(path: str) -> dict[str, t.Any]:
 
 
 def _sha256(path: str) -> str:
-    try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return ""
     digest = hashlib.sha256()
-    with os.fdopen(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+    with regular_file(path) as handle:
+        if handle is None:
             return ""
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
@@ -63,14 +60,9 @@ def _sha256(path: str) -> str:
 
 def read_record(path: str) -> t.Any:
     """One of the collection's JSON records; None where there is none, or what is there is not one."""
-    try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    with os.fdopen(descriptor, "rb") as handle:
+    with regular_file(path) as handle:
         # what the descriptor holds, not what lstat saw a moment before: a regular file, small enough to be one
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > RECORD_LIMIT:
+        if handle is None or os.fstat(handle.fileno()).st_size > RECORD_LIMIT:
             return None
         try:
             return json.loads(handle.read(RECORD_LIMIT + 1).decode("utf-8"))

@@ -10,9 +10,7 @@ Private to the collection.
 from __future__ import annotations
 
 import json
-import os
 import re
-import stat
 import time
 import typing as t
 import urllib.error
@@ -20,6 +18,7 @@ import urllib.error
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._regular_file import regular_file
 
 # docs/troubleshooting.md quotes them and a test keeps both in step.
 MESSAGES: dict[str, str] = {
@@ -180,8 +179,8 @@ def prove_api(url: str, model: str, key: str, prompt: str, max_tokens: int, host
         return dict(outcome, problem=MESSAGES["MODELS"].format(
             status=status or "nothing", listed=", ".join(outcome["models"]) or "none", **names))
     if key:
-        outcome["keyless_status"], _text = call(f"{url}/v1/models", None, "", 30)
-        keyless = outcome["keyless_status"]
+        keyless, _text = call(f"{url}/v1/models", None, "", 30)
+        outcome["keyless_status"] = keyless
         if 200 <= keyless < 300:
             return dict(outcome, problem=MESSAGES["KEYLESS"].format(status=keyless, **names))
         if keyless != 401:
@@ -200,14 +199,8 @@ def read_key(path: str) -> str:
     regular file (a link planted at the path is not followed: its target is not sent as a key)."""
     if not path:
         return ""
-    try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return ""
-    with os.fdopen(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return ""
-        return handle.read(64 * 1024).decode("utf-8", errors="replace").strip()
+    with regular_file(path) as handle:
+        return "" if handle is None else handle.read(64 * 1024).decode("utf-8", errors="replace").strip()
 
 
 def check_container_answers(args: t.Sequence[str], key_file: str, timeout: float, **waits: t.Any) -> dict[str, t.Any]:

@@ -18,6 +18,7 @@ import stat
 import typing as t
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import DockerCli, DockerError
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._env import pinned_env_drift
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._regular_file import regular_file
 
 # A file hashed whole: env files, tokens, keys and rules are a few KiB; a larger one is described without its hash.
@@ -97,16 +98,30 @@ def _expanded(path: str) -> str:
     return os.path.expanduser(os.path.expandvars(path))
 
 
+def pinned_env(document: t.Mapping[str, t.Any] | None, expected: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
+    """Whether a container (`docker inspect`'s document) exists and which of the pinned variables it holds with
+    another value (F7); the rest of its environment, which may hold secrets, is never returned."""
+    if not document:
+        return {"exists": False, "drift": []}
+    return {"exists": True, "drift": pinned_env_drift((document.get("Config") or {}).get("Env") or [], expected)}
+
+
 def read(client: DockerCli | None, containers: t.Iterable[str], images: t.Iterable[str], files: t.Iterable[str],
          records: t.Iterable[str], clock: t.Callable[[], float],
-         python_modules: t.Iterable[str] = ()) -> dict[str, t.Any]:
+         python_modules: t.Iterable[str] = (),
+         pinned: t.Mapping[str, t.Mapping[str, t.Any]] | None = None) -> dict[str, t.Any]:
     """The node's state as the module returns it. DockerError when the engine does not answer."""
-    containers, images = list(containers), list(images)
-    state: dict[str, t.Any] = {"containers": {}, "images": {}}
-    if (containers or images) and client is None:
+    containers, images, pinned = list(containers), list(images), dict(pinned or {})
+    state: dict[str, t.Any] = {"containers": {}, "images": {}, "pinned_env": {}}
+    if (containers or images or pinned) and client is None:
         raise DockerError("no docker CLI on the node")
+    documents: dict[str, t.Any] = {}
+    for name in dict.fromkeys(containers + list(pinned)):
+        documents[name] = client.inspect(name)
     for name in containers:
-        state["containers"][name] = describe_container(client.inspect(name))
+        state["containers"][name] = describe_container(documents[name])
+    for name, expected in pinned.items():
+        state["pinned_env"][name] = pinned_env(documents[name], expected)
     for image in images:
         state["images"][image] = client.image_id(image)
     # keyed by the paths as given (the callers look them up so), read where they point (~ and $VARS expanded)

@@ -7,9 +7,12 @@ with the check of its form that its writer's module owns. Private to the collect
 from __future__ import annotations
 
 import json
+import os
+import stat
 import typing as t
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _bench, _burn_in, _link_gate, _upgrade
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._regular_file import regular_file
 
 KINDS: dict[str, t.Callable[[t.Any], dict[str, t.Any]]] = {
     "link_gate": _link_gate.valid_record,
@@ -28,3 +31,24 @@ def read(path: str, kind: str) -> dict[str, t.Any]:
     except (OSError, ValueError):
         return {}
     return KINDS[kind](document)
+
+
+def already_written(path: str, content: str, mode: str = "0600", directory_mode: str = "0700") -> bool:
+    """Whether the record at path is already exactly what the writer would write: a regular file of this content
+    and mode, owned by whoever runs this, in a directory of directory_mode; a link, another owner or mode, or
+    anything unreadable is not (the writer then writes it, which puts all of that right)."""
+    try:
+        directory = os.lstat(os.path.dirname(path) or ".")
+    except OSError:
+        return False
+    if not stat.S_ISDIR(directory.st_mode) or f"{stat.S_IMODE(directory.st_mode):04o}" != directory_mode:
+        return False
+    wanted = content.encode("utf-8")
+    with regular_file(path) as handle:
+        if handle is None:
+            return False
+        info = os.fstat(handle.fileno())
+        if (f"{stat.S_IMODE(info.st_mode):04o}" != mode or info.st_uid != os.geteuid()
+                or info.st_size != len(wanted)):
+            return False
+        return handle.read(len(wanted) + 1) == wanted

@@ -45,6 +45,12 @@ options:
     type: list
     elements: str
     default: []
+  pinned_env:
+    description:
+      - By container name, the variables pinned to the interconnect and their values; returned is which of them the
+        container holds otherwise (F7), never the rest of its environment.
+    type: dict
+    default: {}
   docker_host:
     description: The Docker engine to ask.
     type: str
@@ -54,7 +60,7 @@ options:
     type: int
     default: 30
 notes:
-  - The docker CLI is needed only when O(containers) or O(images) is set.
+  - The docker CLI is needed only when O(containers), O(images) or O(pinned_env) is set.
 extends_documentation_fragment:
   - inferops.vllm_cluster.read_only
 """
@@ -93,6 +99,12 @@ records:
   description: By path, the record's parsed JSON; null where there is none or it is not JSON.
   returned: always
   type: dict
+pinned_env:
+  description: By container name, whether it exists and each pinned variable it holds with another value.
+  returned: always
+  type: dict
+  sample:
+    vllm-cluster-ray-head: {exists: true, drift: ["NCCL_SOCKET_IFNAME=eth0 (pinned: ic0)"]}
 python_modules:
   description: By name, whether the node's Python imports the module.
   returned: always
@@ -119,17 +131,18 @@ def main() -> None:
                                           "files": {"type": "list", "elements": "str", "default": []},
                                           "records": {"type": "list", "elements": "str", "default": []},
                                           "python_modules": {"type": "list", "elements": "str", "default": []},
+                                          "pinned_env": {"type": "dict", "default": {}},
                                           "docker_host": {"type": "str", "default": "unix:///var/run/docker.sock"},
                                           "timeout": {"type": "int", "default": 30}},
                            supports_check_mode=True)
     params = module.params
     client = None
-    if params["containers"] or params["images"]:
+    if params["containers"] or params["images"] or params["pinned_env"]:
         client = DockerCli(module.run_command, module.get_bin_path("docker", required=True), params["docker_host"],
                            params["timeout"])
     try:
         state = read(client, params["containers"], params["images"], params["files"], params["records"], time.time,
-                     params["python_modules"])
+                     params["python_modules"], params["pinned_env"])
     except DockerError as error:
         module.fail_json(msg=f"{error}")
     module.exit_json(changed=False, **state)

@@ -52,3 +52,17 @@ def test_each_rank_keeps_its_nodes_names_and_validate_reads_what_the_driver_woul
     assert {"NCCL_SOCKET_IFNAME", "UCX_NET_DEVICES", "VLLM_API_KEY"} <= set(carried.split(", ")), carried
     assert "VLLM_HOST_IP" not in carried  # vLLM leaves it out by itself
     assert "lab-not-a-secret" not in output
+
+
+def test_validate_names_a_container_that_runs_otherwise_than_pinned(lab, tmp_path):
+    """The containers' own pinning (cluster_validate's pinned_env.yml, read by node_state): validate asked to expect
+    another interface than the one every Ray container runs with names each container and the variable, with the
+    value found and the one pinned, and nothing else of the containers' environment (which holds secrets)."""
+    result = lab.playbook(tmp_path, "--tags", "validate",
+                          "-e", '{"vllm_cluster_interconnect_env": {"GLOO_SOCKET_IFNAME": "bogus0"}}')
+    output = " ".join((result.stdout + result.stderr).split())
+    assert result.returncode != 0, output[-3000:]
+    assert ("[F7] spark-2: container vllm-cluster-ray-worker runs with GLOO_SOCKET_IFNAME=ic0 (pinned: bogus0)"
+            in output), output[-3000:]
+    assert "[F7] spark-1: container vllm-cluster-ray-head runs with GLOO_SOCKET_IFNAME=eth1 (pinned: bogus0)" in output
+    assert "lab-not-a-secret" not in output and "RAY_AUTH_TOKEN_PATH" not in output

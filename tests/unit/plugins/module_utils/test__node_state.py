@@ -152,3 +152,35 @@ ROOT_FILE = {"exists": True, "kind": "file", "mode": "0600", "uid": 0, "gid": 0,
 def test_files_to_write(case, found, content, write):
     wanted = [{"dest": "/etc/c/key", "content": content, "mode": "0600", "secret": True}]
     assert files_to_write(wanted, {"files": {"/etc/c/key": found}}) == (wanted if write else []), case
+
+
+class EnvClient:
+    """An engine with one container whose environment holds a pinned name otherwise and a secret beside it."""
+
+    def __init__(self):
+        self.asked = []
+
+    def inspect(self, name):
+        self.asked.append(name)
+        if name != "vllm-cluster-ray-head":
+            return None
+        return {"Id": "c1", "State": {"Running": True},
+                "Config": {"Env": ["GLOO_SOCKET_IFNAME=eth0", "NCCL_SOCKET_IFNAME=ic0", "HF_TOKEN=hf_secret_value"]}}
+
+
+@pytest.mark.parametrize("case, container, pinned, found", [
+    ("a pinned name held otherwise", "vllm-cluster-ray-head",
+     {"GLOO_SOCKET_IFNAME": "ic0", "NCCL_SOCKET_IFNAME": "ic0"},
+     {"exists": True, "drift": ["GLOO_SOCKET_IFNAME=eth0 (pinned: ic0)"]}),
+    ("a pinned name missing", "vllm-cluster-ray-head", {"VLLM_HOST_IP": "198.18.1.12"},
+     {"exists": True, "drift": ["VLLM_HOST_IP=(unset) (pinned: 198.18.1.12)"]}),
+    ("every pinned name as pinned", "vllm-cluster-ray-head", {"NCCL_SOCKET_IFNAME": "ic0"},
+     {"exists": True, "drift": []}),
+    ("no such container", "vllm-cluster-vllm", {"NCCL_SOCKET_IFNAME": "ic0"}, {"exists": False, "drift": []}),
+])
+def test_pinned_env_names_only_the_pinned_names_held_otherwise(case, container, pinned, found):
+    client = EnvClient()
+    state = read(client, [container], [], [], [], lambda: 0.0, (), {container: pinned})
+    assert state["pinned_env"] == {container: found}, case
+    # one inspect for both questions, and the secret beside the pinning is nowhere in what is returned
+    assert client.asked == [container] and "hf_secret_value" not in repr(state), case

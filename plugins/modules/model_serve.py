@@ -21,8 +21,8 @@ description:
   - Holds a lock in C(<cache_dir>/inferops-weights/server.lock) while it serves and writes there where it listens
     (C(listening RUN ADDRESS:PORT)) or why it could not (C(failed RUN REASON)). A server an interrupted run left behind is
     ended first (the kernel names the process holding the lock).
-  - With O(state=stopped), only ends such a leftover server; in check mode, only names it (C(served.ended)), which
-    is how the model_stage role's C(server_pid) entry point tells preflight that the port is the collection's own.
+  - With O(state=stopped), only ends such a leftover server; in check mode, only names it (C(served.ended)).
+    Preflight's port check finds it through the same lock (module C(port_holders)).
 options:
   cache_dir:
     description: The head's HF_HOME on the host (C(vllm_cluster_hf_cache_dir)).

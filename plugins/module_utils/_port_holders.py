@@ -1,0 +1,54 @@
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Who holds a node's TCP ports before the cluster starts, read in one call (preflight's port check): which of the
+cluster's containers run (they hold their own ports), what listens (`ss -Hltn`), and on the head the collection's
+own staging server, found between two reads of the ports so that a server starting or ending meanwhile is not taken
+for a stranger. Private to the collection."""
+
+from __future__ import annotations
+
+import typing as t
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_lock import holder
+
+Run = t.Callable[[list[str]], tuple[int, str, str]]
+
+
+def running_containers(run: Run, docker: str | None, names: t.Sequence[str]) -> dict[str, t.Any]:
+    """{running: names that run, error: docker's complaint}: an absent container, or no Docker at all (a node
+    docker_runtime has yet to set up), is a container not running; `error` keeps docker's own words for the callers
+    that tell "permission denied" and an engine that does not answer from it."""
+    if not names or not docker:
+        return {"running": [], "error": ""}
+    _rc, out, err = run([docker, "inspect", "--format", "{{.Name}} {{.State.Running}}", *names])
+    running = [line.split()[0].lstrip("/") for line in out.splitlines() if line.endswith(" true")]
+    return {"running": [name for name in names if name in running], "error": err.strip()}
+
+
+def staging_server(lock: str, host: str, euid: int) -> dict[str, t.Any]:
+    """{pid, reason}: the pid of the collection's staging server holding its lock (0 when none), or why it could
+    not be looked for. LockError and Untrusted (a lock file not staging's own) go to the caller."""
+    try:
+        return {"pid": holder(lock, host), "reason": ""}
+    except PermissionError:  # preflight without become: the ports then say so too
+        return {"pid": 0, "reason": f"not checked: uid {euid} may not read {lock}"}
+
+
+def read(run: Run, docker: str | None, ss: str, containers: t.Sequence[str], lock: str, host: str,
+         euid: int) -> dict[str, t.Any]:
+    """The module's result. `lock` empty: no staging server is looked for, and the ports are read once."""
+    found = running_containers(run, docker, containers)
+    result: dict[str, t.Any] = {"running": found["running"], "docker_error": found["error"],
+                                "staging_server": {"pid": 0, "reason": ""}}
+    rc, result["listening"], err = run([ss, "-Hltn"])
+    if rc != 0:
+        raise OSError(f"{host}: `ss -Hltn` failed: {err.strip()}")
+    result["listening_after"] = result["listening"]
+    if lock:
+        result["staging_server"] = staging_server(lock, host, euid)
+        rc, result["listening_after"], err = run([ss, "-Hltn"])
+        if rc != 0:
+            raise OSError(f"{host}: `ss -Hltn` failed: {err.strip()}")
+    return result
+

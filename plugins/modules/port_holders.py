@@ -1,0 +1,99 @@
+#!/usr/bin/python
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: port_holders
+short_description: Who holds a node's TCP ports before the cluster starts, in one call
+version_added: 0.4.0
+author: inferops engineering (@inferops)
+description:
+  - Returns which of the cluster's containers run (each holds its own ports), what listens on TCP (C(ss -Hltn)),
+    and, where O(staging_cache_dir) is set, the collection's own staging server, looked for between two reads of the
+    ports (a server starting or ending meanwhile is not taken for another process).
+  - The preflight role decides from it which of the cluster's ports another process holds (filter C(ports_taken)).
+  - Docker absent, an absent container, or a Docker that refuses the user count as containers not running; its own
+    words are returned (O(docker_error)) for the caller to tell these apart.
+  - Changes nothing.
+options:
+  containers:
+    description: The cluster's containers on the node.
+    type: list
+    elements: str
+    default: []
+  staging_cache_dir:
+    description: The hub cache whose staging lock names the collection's staging server; empty to look for none.
+    type: path
+    default: ""
+  host:
+    description: The inventory host the messages name (the node's own name when empty).
+    type: str
+    default: ""
+extends_documentation_fragment:
+  - inferops.vllm_cluster.read_only
+"""
+
+EXAMPLES = r"""
+- name: Read who holds the ports, and the staging server on the head
+  inferops.vllm_cluster.port_holders:
+    containers: [vllm-cluster-ray-head, vllm-cluster-vllm]
+    staging_cache_dir: /var/cache/inferops-vllm-cluster/huggingface
+    host: "{{ inventory_hostname }}"
+  register: holders
+"""
+
+RETURN = r"""
+running:
+  description: The containers of O(containers) that run.
+  returned: always
+  type: list
+  elements: str
+docker_error:
+  description: What docker said on stderr (empty when it answered for every container, or is not installed).
+  returned: always
+  type: str
+listening:
+  description: C(ss -Hltn)'s output.
+  returned: always
+  type: str
+listening_after:
+  description: C(ss -Hltn)'s output after looking for the staging server (the same read when none was looked for).
+  returned: always
+  type: str
+staging_server:
+  description: The pid of the collection's staging server (0 when none), or why it was not looked for.
+  returned: always
+  type: dict
+  sample: {pid: 0, reason: ""}
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._port_holders import read
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_lock import LockError
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import Untrusted
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_snapshot import server_lock_file
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec={"containers": {"type": "list", "elements": "str", "default": []},
+                                          "staging_cache_dir": {"type": "path", "default": ""},
+                                          "host": {"type": "str", "default": ""}},
+                           supports_check_mode=True)
+    params = module.params
+    host = params["host"] or os.uname().nodename
+    lock = server_lock_file(params["staging_cache_dir"]) if params["staging_cache_dir"] else ""
+    try:
+        result = read(lambda argv: module.run_command(argv), module.get_bin_path("docker"),
+                      module.get_bin_path("ss", required=True), params["containers"], lock, host, os.geteuid())
+    except (LockError, Untrusted, OSError) as error:
+        module.fail_json(msg=f"{error}")
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == "__main__":
+    main()

@@ -51,4 +51,3 @@ def read(run: Run, docker: str | None, ss: str, containers: t.Sequence[str], loc
         if rc != 0:
             raise OSError(f"{host}: `ss -Hltn` failed: {err.strip()}")
     return result
-

@@ -15,7 +15,7 @@ description:
     ports (a server starting or ending meanwhile is not taken for another process).
   - The preflight role decides from it which of the cluster's ports another process holds (filter C(ports_taken)).
   - Docker absent, an absent container, or a Docker that refuses the user count as containers not running; its own
-    words are returned (O(docker_error)) for the caller to tell these apart.
+    words are returned (RV(docker_error)) for the caller to tell these apart.
   - Changes nothing.
 options:
   containers:
@@ -88,7 +88,7 @@ def main() -> None:
     host = params["host"] or os.uname().nodename
     lock = server_lock_file(params["staging_cache_dir"]) if params["staging_cache_dir"] else ""
     try:
-        result = read(lambda argv: module.run_command(argv), module.get_bin_path("docker"),
+        result = read(module.run_command, module.get_bin_path("docker"),
                       module.get_bin_path("ss", required=True), params["containers"], lock, host, os.geteuid())
     except (LockError, Untrusted, OSError) as error:
         module.fail_json(msg=f"{error}")

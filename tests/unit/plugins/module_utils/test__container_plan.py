@@ -97,8 +97,8 @@ DIGESTED_TASK = {1: "7b9765dc3f737a5d261efcf75bf8ed4662db4c58fa6f5227bb7d58a65c5
 
 
 def test_a_change_to_the_docker_container_task_raises_the_digest_version():
-    text = (pathlib.Path(__file__).resolve().parents[4] / "roles" / "_common" / "tasks" / "container.yml").read_text()
+    text = (pathlib.Path(__file__).resolve().parents[4] / "roles" / "_common" / "tasks" / "container_start.yml").read_text()
     task = text[text.index("      community.docker.docker_container:"):text.index("      register: _common_container_result")]
     assert DIGESTED_TASK.get(DIGEST_VERSION) == hashlib.sha256(task.encode()).hexdigest(), (
-        "roles/_common/tasks/container.yml's docker_container task changed: raise DIGEST_VERSION in "
+        "roles/_common/tasks/container_start.yml's docker_container task changed: raise DIGEST_VERSION in "
         "plugins/module_utils/_container_plan.py (every record then stops matching once) and pin the task's new sha256 here")

@@ -41,6 +41,8 @@ _raw:
   elements: bool
 """
 
+import os
+
 from ansible.plugins.lookup import LookupBase
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _records
@@ -50,4 +52,5 @@ class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
         self.set_options(var_options=variables, direct=kwargs)
         content = self.get_option("content")
-        return [_records.already_written(path, content) for path in terms]
+        # as the copy module on the controller reads it
+        return [_records.already_written(os.path.expanduser(path), content) for path in terms]

@@ -29,11 +29,12 @@ RECORD_LIMIT = 64 * 1024
 _KINDS = ((stat.S_ISREG, "file"), (stat.S_ISDIR, "directory"), (stat.S_ISLNK, "link"))
 
 
-def describe_file(path: str) -> dict[str, t.Any]:
+def describe_file(path: str, digest: bool = True) -> dict[str, t.Any]:
     """A path as lstat sees it, never following a link: {exists, kind, mode, uid, gid, size, sha256}.
 
     sha256 only for a regular file of at most HASH_LIMIT bytes, read through a descriptor opened without following a
-    link (a link swapped in between lstat and open is refused, not hashed).
+    link (a link swapped in between lstat and open is refused, not hashed), and only where `digest` (a secret's
+    digest would let a guess of it be checked against the output).
     """
     try:
         info = os.lstat(path)
@@ -44,7 +45,7 @@ def describe_file(path: str) -> dict[str, t.Any]:
     kind = next((name for test, name in _KINDS if test(info.st_mode)), "other")
     described = {"exists": True, "kind": kind, "mode": f"{stat.S_IMODE(info.st_mode):04o}", "uid": info.st_uid,
                  "gid": info.st_gid, "size": info.st_size, "sha256": ""}
-    if kind == "file" and info.st_size <= HASH_LIMIT:
+    if digest and kind == "file" and info.st_size <= HASH_LIMIT:
         described["sha256"] = _sha256(path)
     return described
 
@@ -109,7 +110,8 @@ def pinned_env(document: t.Mapping[str, t.Any] | None, expected: t.Mapping[str, 
 def read(client: DockerCli | None, containers: t.Iterable[str], images: t.Iterable[str], files: t.Iterable[str],
          records: t.Iterable[str], clock: t.Callable[[], float],
          python_modules: t.Iterable[str] = (),
-         pinned: t.Mapping[str, t.Mapping[str, t.Any]] | None = None) -> dict[str, t.Any]:
+         pinned: t.Mapping[str, t.Mapping[str, t.Any]] | None = None,
+         secret_files: t.Iterable[str] = ()) -> dict[str, t.Any]:
     """The node's state as the module returns it. DockerError when the engine does not answer."""
     containers, images, pinned = list(containers), list(images), dict(pinned or {})
     state: dict[str, t.Any] = {"containers": {}, "images": {}, "pinned_env": {}}
@@ -126,6 +128,7 @@ def read(client: DockerCli | None, containers: t.Iterable[str], images: t.Iterab
         state["images"][image] = client.image_id(image)
     # keyed by the paths as given (the callers look them up so), read where they point (~ and $VARS expanded)
     state["files"] = {path: describe_file(_expanded(path)) for path in files}
+    state["files"].update({path: describe_file(_expanded(path), digest=False) for path in secret_files})
     state["records"] = {path: read_record(_expanded(path)) for path in records}
     state["python_modules"] = {name: importable(name) for name in python_modules}
     state["clock"] = clock()

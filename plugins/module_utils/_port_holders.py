@@ -12,7 +12,9 @@ import typing as t
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_lock import holder
 
-Run = t.Callable[[list[str]], tuple[int, str, str]]
+# module.run_command: argv -> (rc, stdout, stderr). A string: nodes may run Python 3.8, where list[str] outside an
+# annotation does not evaluate.
+Run = "t.Callable[[t.List[str]], t.Tuple[int, str, str]]"
 
 
 def running_containers(run: Run, docker: str | None, names: t.Sequence[str]) -> dict[str, t.Any]:

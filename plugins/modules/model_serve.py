@@ -163,7 +163,7 @@ def main() -> None:
         leftover = holder(lock, host)
     except (LockError, Untrusted) as exc:
         module.fail_json(msg=str(exc), served=served)
-    except PermissionError:  # preflight without become: it says so for the ports too
+    except PermissionError:  # a user without root (check mode only names the holder: no change was asked)
         served["reason"] = f"not checked: uid {os.geteuid()} may not read {lock}"
         module.exit_json(changed=False, served=served)
     if module.check_mode or (p["state"] == "stopped" and not leftover):

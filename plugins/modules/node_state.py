@@ -35,6 +35,13 @@ options:
     type: list
     elements: str
     default: []
+  secret_files:
+    description:
+      - Paths described as in O(files) (and returned with them), but never hashed, for a secret whose presence, mode
+        and owner are wanted without a digest that would let a guess of it be checked against the output.
+    type: list
+    elements: str
+    default: []
   records:
     description: Paths of the collection's JSON records (at most 64 KiB) to return parsed; null where none is.
     type: list
@@ -129,6 +136,7 @@ def main() -> None:
                                           "images": {"type": "list", "elements": "str", "default": []},
                                           # str, not path: the results are keyed by the paths as given
                                           "files": {"type": "list", "elements": "str", "default": []},
+                                          "secret_files": {"type": "list", "elements": "str", "default": []},
                                           "records": {"type": "list", "elements": "str", "default": []},
                                           "python_modules": {"type": "list", "elements": "str", "default": []},
                                           "pinned_env": {"type": "dict", "default": {}},
@@ -142,7 +150,7 @@ def main() -> None:
                            params["timeout"])
     try:
         state = read(client, params["containers"], params["images"], params["files"], params["records"], time.time,
-                     params["python_modules"], params["pinned_env"])
+                     params["python_modules"], params["pinned_env"], params["secret_files"])
     except DockerError as error:
         module.fail_json(msg=f"{error}")
     module.exit_json(changed=False, **state)

@@ -184,3 +184,14 @@ def test_pinned_env_names_only_the_pinned_names_held_otherwise(case, container, 
     assert state["pinned_env"] == {container: found}, case
     # one inspect for both questions, and the secret beside the pinning is nowhere in what is returned
     assert client.asked == [container] and "hf_secret_value" not in repr(state), case
+
+
+def test_a_secret_file_is_described_but_never_hashed(tmp_path):
+    token = tmp_path / "hf_token"
+    token.write_text("hf_not_a_real_token")
+    token.chmod(0o600)
+    state = read(None, [], [], [str(tmp_path)], [], lambda: 0.0, secret_files=[str(token), str(tmp_path / "none")])
+    described = state["files"][str(token)]
+    assert described["exists"] and described["kind"] == "file" and described["mode"] == "0600"
+    assert described["sha256"] == "" and state["files"][str(tmp_path / "none")] == {"exists": False}
+    assert state["files"][str(tmp_path)]["kind"] == "directory"

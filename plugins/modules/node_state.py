@@ -136,7 +136,7 @@ def main() -> None:
                                           "images": {"type": "list", "elements": "str", "default": []},
                                           # str, not path: the results are keyed by the paths as given
                                           "files": {"type": "list", "elements": "str", "default": []},
-                                          "secret_files": {"type": "list", "elements": "str", "default": []},
+                                          "secret_files": {"type": "list", "elements": "str", "default": [], "no_log": False},
                                           "records": {"type": "list", "elements": "str", "default": []},
                                           "python_modules": {"type": "list", "elements": "str", "default": []},
                                           "pinned_env": {"type": "dict", "default": {}},

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import typing as t
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_lock import holder
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_lock import holder_seen
 
 # module.run_command: argv -> (rc, stdout, stderr). A string: nodes may run Python 3.8, where list[str] outside an
 # annotation does not evaluate.
@@ -28,13 +28,12 @@ def running_containers(run: Run, docker: str | None, names: t.Sequence[str]) -> 
     return {"running": [name for name in names if name in running], "error": err.strip()}
 
 
-def staging_server(lock: str, host: str, euid: int) -> dict[str, t.Any]:
-    """{pid, reason}: the pid of the collection's staging server holding its lock (0 when none), or why it could
-    not be looked for. LockError and Untrusted (a lock file not staging's own) go to the caller."""
-    try:
-        return {"pid": holder(lock, host), "reason": ""}
-    except PermissionError:  # preflight without become: the ports then say so too
-        return {"pid": 0, "reason": f"not checked: uid {euid} may not read {lock}"}
+def listening(run: Run, ss: str, host: str) -> str:
+    """`ss -Hltn`'s output: every TCP socket something listens on."""
+    rc, out, err = run([ss, "-Hltn"])
+    if rc != 0:
+        raise OSError(f"{host}: `ss -Hltn` failed: {err.strip()}")
+    return out
 
 
 def read(run: Run, docker: str | None, ss: str, containers: t.Sequence[str], lock: str, host: str,
@@ -43,13 +42,9 @@ def read(run: Run, docker: str | None, ss: str, containers: t.Sequence[str], loc
     found = running_containers(run, docker, containers)
     result: dict[str, t.Any] = {"running": found["running"], "docker_error": found["error"],
                                 "staging_server": {"pid": 0, "reason": ""}}
-    rc, result["listening"], err = run([ss, "-Hltn"])
-    if rc != 0:
-        raise OSError(f"{host}: `ss -Hltn` failed: {err.strip()}")
-    result["listening_after"] = result["listening"]
+    result["listening"] = result["listening_after"] = listening(run, ss, host)
     if lock:
-        result["staging_server"] = staging_server(lock, host, euid)
-        rc, result["listening_after"], err = run([ss, "-Hltn"])
-        if rc != 0:
-            raise OSError(f"{host}: `ss -Hltn` failed: {err.strip()}")
+        pid, reason = holder_seen(lock, host, euid)
+        result["staging_server"] = {"pid": pid, "reason": reason}
+        result["listening_after"] = listening(run, ss, host)
     return result

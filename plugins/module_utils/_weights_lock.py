@@ -135,6 +135,15 @@ def holder(path: str, host: str = "") -> int:
         os.close(fd)
 
 
+def holder_seen(path: str, host: str = "", euid: int | None = None) -> tuple[int, str]:
+    """(holder(path), ""), or (0, why) where this user may not look (a login user without root: preflight, a check
+    run); LockError and Untrusted go to the caller."""
+    try:
+        return holder(path, host), ""
+    except PermissionError:
+        return 0, f"not checked: uid {os.geteuid() if euid is None else euid} may not read {path}"
+
+
 def _try(fd: int) -> bool:
     """True once the lock is taken, False while another process holds it; any other error (ENOLCK: a filesystem
     without locks) is raised."""

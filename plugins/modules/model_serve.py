@@ -124,7 +124,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_lock import LockError, holder, say, take
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_lock import LockError, holder_seen, say, take
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import Untrusted, is_commit
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_server import MESSAGES, Staging, serve
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_snapshot import repo_dir, server_lock_file
@@ -160,11 +160,10 @@ def main() -> None:
     if p["state"] == "serving" and not 1 <= p["port"] <= 65535:
         module.fail_json(msg=f"{host}: vllm_cluster_weights_port={p['port']} is not a TCP port (1-65535).", served=served)
     try:
-        leftover = holder(lock, host)
+        leftover, served["reason"] = holder_seen(lock, host)
     except (LockError, Untrusted) as exc:
         module.fail_json(msg=str(exc), served=served)
-    except PermissionError:  # a user without root (check mode only names the holder: no change was asked)
-        served["reason"] = f"not checked: uid {os.geteuid()} may not read {lock}"
+    if served["reason"]:
         module.exit_json(changed=False, served=served)
     if module.check_mode or (p["state"] == "stopped" and not leftover):
         served["ended"] = leftover

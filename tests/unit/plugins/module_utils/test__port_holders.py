@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _port_holders
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _port_holders, _weights_lock
 
 SS_BEFORE = "LISTEN 0 128 0.0.0.0:29510 0.0.0.0:*\n"
 SS_AFTER = "LISTEN 0 128 0.0.0.0:8000 0.0.0.0:*\n"
@@ -43,7 +43,7 @@ def test_no_docker_yet_is_nothing_running_and_no_complaint():
 
 def test_the_head_reads_the_ports_before_and_after_looking_for_the_staging_server(monkeypatch):
     seen = []
-    monkeypatch.setattr(_port_holders, "holder", lambda lock, host: seen.append((lock, host)) or 4242)
+    monkeypatch.setattr(_weights_lock, "holder", lambda lock, host: seen.append((lock, host)) or 4242)
     node = Node(inspect=(0, "/ray true\n", ""))
     result = _port_holders.read(node, "docker", "ss", ["ray"], "/cache/inferops-weights/server.lock", "spark-1", 0)
     assert result == {"running": ["ray"], "docker_error": "", "staging_server": {"pid": 4242, "reason": ""},
@@ -62,8 +62,9 @@ def test_a_worker_reads_the_ports_once():
 def test_a_lock_the_user_may_not_read_is_said_not_failed(monkeypatch):
     def refuse(lock, host):
         raise PermissionError(13, "Permission denied")
-    monkeypatch.setattr(_port_holders, "holder", refuse)
-    assert _port_holders.staging_server("/cache/server.lock", "spark-1", 1000) == {
+    monkeypatch.setattr(_weights_lock, "holder", refuse)
+    node = Node()
+    assert _port_holders.read(node, None, "ss", [], "/cache/server.lock", "spark-1", 1000)["staging_server"] == {
         "pid": 0, "reason": "not checked: uid 1000 may not read /cache/server.lock"}
 
 

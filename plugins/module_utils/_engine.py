@@ -34,6 +34,31 @@ MESSAGES = {
 }
 
 
+# module.run_command: argv -> (rc, stdout, stderr). A string: nodes may run Python 3.8.
+Run = "t.Callable[[t.List[str]], t.Tuple[int, str, str]]"
+
+
+def version_argv(docker: str, socket: str = DEFAULT_SOCKET) -> list[str]:
+    """`docker version` as _common's engine entry point asks it (roles/_common/tasks/engine.yml): bounded by
+    timeout(1), by default at the socket the Docker modules use."""
+    return ["timeout", "--kill-after=5", str(TIMEOUT), docker, "--host", socket, "version", "--format",
+            "{{.Server.Version}}"]
+
+
+def ask(run: Run, docker: str | None, socket: str = DEFAULT_SOCKET) -> dict[str, t.Any]:
+    """The engine's answer from inside a module, shaped as the command module registers it ({rc, stdout, stderr}):
+    what state() reads. No docker CLI: no rc, as a command that could not start."""
+    if not docker:
+        return {"rc": None, "stdout": "", "stderr": "", "msg": "No such file or directory: docker"}
+    rc, out, err = run(version_argv(docker, socket))
+    return {"rc": rc, "stdout": out, "stderr": err}
+
+
+def answered(read: t.Mapping[str, t.Any]) -> bool:
+    """Whether the engine answered with its version (state()'s `answers`, without the message)."""
+    return read.get("rc") == 0 and bool(str(read.get("stdout") or "").strip())
+
+
 # What the CLI says when no engine answers, in the wordings of Docker 20-27 and of 28 and later.
 NO_ANSWER = re.compile(r"(?i)cannot connect to the docker daemon|failed to connect to the docker API")
 
@@ -49,9 +74,8 @@ def state(read: t.Mapping[str, t.Any], host: str, doc: str = TROUBLESHOOTING) ->
     """{answers, version, problem} from the registered result of `docker version --format {{.Server.Version}}`
     (command module, failed_when false). A result without rc (the command could not start) counts as no CLI."""
     rc = read.get("rc")
-    version = str(read.get("stdout") or "").strip()
-    if rc == 0 and version:
-        return {"answers": True, "version": version, "problem": ""}
+    if answered(read):
+        return {"answers": True, "version": str(read["stdout"]).strip(), "problem": ""}
     error = " ".join(str(read.get("stderr") or read.get("msg") or "no output").split())[:300]
     if rc is None or rc == 127 or "No such file or directory" in str(read.get("msg") or ""):
         return {"answers": False, "version": "", "problem": MESSAGES["NO_CLI"].format(host=host, error=error, doc=doc)}

@@ -18,6 +18,7 @@ import stat
 import typing as t
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import DockerCli, DockerError
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._engine import answered
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._env import pinned_env_drift
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._regular_file import regular_file
 
@@ -105,6 +106,16 @@ def pinned_env(document: t.Mapping[str, t.Any] | None, expected: t.Mapping[str, 
     if not document:
         return {"exists": False, "drift": []}
     return {"exists": True, "drift": pinned_env_drift((document.get("Config") or {}).get("Env") or [], expected)}
+
+
+def docker_questions(engine: t.Mapping[str, t.Any] | None, containers: t.Iterable[str], images: t.Iterable[str],
+                     pinned: t.Mapping[str, t.Any]) -> tuple[list[str], list[str], dict[str, t.Any]]:
+    """What the read asks Docker (containers, images, pinned env): all that was asked, unless the engine was asked
+    first (`engine`: its answer, _engine.ask) and did not answer. Then nothing: the caller judges that answer (F26)
+    instead of failing on Docker's own words."""
+    if engine is None or answered(engine):
+        return list(containers), list(images), dict(pinned)
+    return [], [], {}
 
 
 def read(client: DockerCli | None, containers: t.Iterable[str], images: t.Iterable[str], files: t.Iterable[str],

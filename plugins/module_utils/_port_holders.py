@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import typing as t
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._engine import ask
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_lock import holder_seen
 
 # module.run_command: argv -> (rc, stdout, stderr). A string: nodes may run Python 3.8, where list[str] outside an
@@ -38,9 +39,12 @@ def listening(run: Run, ss: str, host: str) -> str:
 
 def read(run: Run, docker: str | None, ss: str, containers: t.Sequence[str], lock: str, host: str,
          euid: int) -> dict[str, t.Any]:
-    """The module's result. `lock` empty: no staging server is looked for, and the ports are read once."""
+    """The module's result. `lock` empty: no staging server is looked for, and the ports are read once. `engine`:
+    whether the Docker engine answers, asked as _common's engine entry point asks it, for the run's later layers
+    (one task fewer each run: preflight keeps the answer where the engine answered)."""
+    engine = ask(run, docker)
     found = running_containers(run, docker, containers)
-    result: dict[str, t.Any] = {"running": found["running"], "docker_error": found["error"],
+    result: dict[str, t.Any] = {"running": found["running"], "docker_error": found["error"], "engine": engine,
                                 "staging_server": {"pid": 0, "reason": ""}}
     result["listening"] = result["listening_after"] = listening(run, ss, host)
     if lock:

@@ -213,15 +213,25 @@ def main(argv):
     while True:
         emit(params, table(ray, params) if params["mode"] == "table" else dryrun(ray, params))
         if not params.get("session"):
-            return
+            leave()
         # no deadline while the module decides its next step (it may read Docker first); each request sets its own
         signal.alarm(0)
         line = sys.stdin.readline()
         if not line.strip():
-            return
+            leave()
         params = dict(json.loads(line), session=True, marker=params["marker"])
         # each request's own deadline, as the first one's
         signal.alarm(int(params.get("limit") or 0))
+
+
+def leave():
+    """End the probe once its last answer is out, without Ray's shutdown and the interpreter's teardown of Ray's
+    threads: 0.9 s that the module, and so every validate, waited for. Nothing is lost: every answer is written and
+    flushed, the dry-run removed its placement group itself, and Ray ends a driver's job when its connection closes,
+    as it does for any driver that exits."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

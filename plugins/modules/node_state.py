@@ -58,6 +58,13 @@ options:
         container holds otherwise (F7), never the rest of its environment.
     type: dict
     default: {}
+  engine:
+    description:
+      - Ask the Docker engine first whether it answers (C(docker version), as the collection's F26 check does), and
+        return its answer (RV(engine)). Where it does not answer, O(containers), O(images) and O(pinned_env) are not
+        read (they come back empty) and the module does not fail: the caller judges the answer (F26).
+    type: bool
+    default: false
   docker_host:
     description: The Docker engine to ask.
     type: str
@@ -117,6 +124,13 @@ python_modules:
   returned: always
   type: dict
   sample: {requests: true}
+engine:
+  description:
+    - With O(engine), C(docker version)'s answer as the command module registers it (what the collection's
+      C(engine_state) filter reads); null without O(engine).
+  returned: always
+  type: dict
+  sample: {rc: 0, stdout: "28.5.1", stderr: ""}
 clock:
   description: The node's clock (seconds since the epoch) when the read ended.
   returned: always
@@ -128,7 +142,8 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import DockerCli, DockerError
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._node_state import read
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._engine import ask
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._node_state import docker_questions, read
 
 
 def main() -> None:
@@ -140,20 +155,24 @@ def main() -> None:
                                           "records": {"type": "list", "elements": "str", "default": []},
                                           "python_modules": {"type": "list", "elements": "str", "default": []},
                                           "pinned_env": {"type": "dict", "default": {}},
+                                          "engine": {"type": "bool", "default": False},
                                           "docker_host": {"type": "str", "default": "unix:///var/run/docker.sock"},
                                           "timeout": {"type": "int", "default": 30}},
                            supports_check_mode=True)
     params = module.params
+    engine = ask(module.run_command, module.get_bin_path("docker"), params["docker_host"]) if params["engine"] else None
+    containers, images, pinned_env = docker_questions(engine, params["containers"], params["images"],
+                                                      params["pinned_env"])
     client = None
-    if params["containers"] or params["images"] or params["pinned_env"]:
+    if containers or images or pinned_env:
         client = DockerCli(module.run_command, module.get_bin_path("docker", required=True), params["docker_host"],
                            params["timeout"])
     try:
-        state = read(client, params["containers"], params["images"], params["files"], params["records"], time.time,
-                     params["python_modules"], params["pinned_env"], params["secret_files"])
+        state = read(client, containers, images, params["files"], params["records"], time.time,
+                     params["python_modules"], pinned_env, params["secret_files"])
     except DockerError as error:
-        module.fail_json(msg=f"{error}")
-    module.exit_json(changed=False, **state)
+        module.fail_json(msg=f"{error}", engine=engine)
+    module.exit_json(changed=False, engine=engine, **state)
 
 
 if __name__ == "__main__":

@@ -62,6 +62,13 @@ listening_after:
   description: C(ss -Hltn)'s output after looking for the staging server (the same read when none was looked for).
   returned: always
   type: str
+engine:
+  description:
+    - C(docker version)'s answer as the command module registers it (what the collection's C(engine_state) filter
+      reads): whether the node's Docker engine answers. No RV(engine.rc) without a docker CLI.
+  returned: always
+  type: dict
+  sample: {rc: 0, stdout: "28.5.1", stderr: ""}
 staging_server:
   description: The pid of the collection's staging server (0 when none), or why it was not looked for.
   returned: always

@@ -72,3 +72,34 @@ def test_the_role_reads_the_socket_and_the_bound_this_module_names():
     argv = tasks[0]["ansible.builtin.command"]["argv"]
     assert argv[:3] == ["timeout", "--kill-after=5", str(_engine.TIMEOUT)]
     assert argv[argv.index("--host") + 1] == _engine.DEFAULT_SOCKET
+
+
+def test_a_module_asks_exactly_what_the_role_asks():
+    # port_holders and node_state ask the engine inside their own call: the same command, the same reading of it
+    import pathlib
+    import yaml
+    tasks = yaml.safe_load((pathlib.Path(__file__).resolve().parents[4] / "roles" / "_common" / "tasks" /
+                            "engine.yml").read_text())
+    argv = [part.replace("{{ '{{.Server.Version}}' }}", "{{.Server.Version}}")
+            for part in tasks[0]["ansible.builtin.command"]["argv"]]
+    assert _engine.version_argv("docker") == argv
+
+
+@pytest.mark.parametrize("case, answer, answers", [
+    ("its version", (0, "28.5.1\n", ""), True),
+    ("exit 0 without a version", (0, "\n", ""), False),
+    ("cannot connect", (1, "", "Cannot connect to the Docker daemon at unix:///var/run/docker.sock."), False),
+    ("hung", (124, "", ""), False),
+])
+def test_a_modules_answer_reads_as_the_commands(case, answer, answers):
+    asked = []
+    read = _engine.ask(lambda argv: asked.append(argv) or answer, "/usr/bin/docker", "unix:///run/other.sock")
+    assert asked == [_engine.version_argv("/usr/bin/docker", "unix:///run/other.sock")], case
+    assert _engine.answered(read) is answers, case
+    assert _engine.state(read, "spark-1", "GUIDE")["answers"] is answers, case
+
+
+def test_no_docker_cli_in_a_module_is_no_cli():
+    read = _engine.ask(lambda argv: pytest.fail("nothing to run"), None)
+    assert not _engine.answered(read)
+    assert "there is no docker command on the node" in _engine.state(read, "spark-1", "GUIDE")["problem"]

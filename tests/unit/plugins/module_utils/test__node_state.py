@@ -13,7 +13,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.filter.files_to_write imp
 from ansible_collections.inferops.vllm_cluster.plugins.filter.paths_to_fix import paths_to_fix
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import DockerError
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._node_state import (
-    RECORD_LIMIT, describe_container, describe_file, needs_fixing, read, read_record)
+    RECORD_LIMIT, describe_container, describe_file, docker_questions, needs_fixing, read, read_record)
 
 UID, GID = os.getuid(), os.getgid()
 
@@ -195,3 +195,15 @@ def test_a_secret_file_is_described_but_never_hashed(tmp_path):
     assert described["exists"] and described["kind"] == "file" and described["mode"] == "0600"
     assert described["sha256"] == "" and state["files"][str(tmp_path / "none")] == {"exists": False}
     assert state["files"][str(tmp_path)]["kind"] == "directory"
+
+
+# With the engine asked first (node_state's `engine`), Docker is read only where it answered: F26 is the caller's.
+@pytest.mark.parametrize("case, engine, asked", [
+    ("not asked", None, (["ray"], ["img"], {"ray": {"A": "1"}})),
+    ("it answered", {"rc": 0, "stdout": "28.5.1\n", "stderr": ""}, (["ray"], ["img"], {"ray": {"A": "1"}})),
+    ("it did not", {"rc": 1, "stdout": "", "stderr": "Cannot connect to the Docker daemon"}, ([], [], {})),
+    ("hung", {"rc": 124, "stdout": "", "stderr": ""}, ([], [], {})),
+    ("no docker CLI", {"rc": None, "stdout": "", "stderr": "", "msg": "No such file or directory: docker"}, ([], [], {})),
+])
+def test_docker_is_read_only_where_the_engine_answered(case, engine, asked):
+    assert docker_questions(engine, ["ray"], ["img"], {"ray": {"A": "1"}}) == asked, case

@@ -12,13 +12,16 @@ SS_AFTER = "LISTEN 0 128 0.0.0.0:8000 0.0.0.0:*\n"
 
 
 class Node:
-    """docker and ss as the module runs them: each call answered from a script, every argv kept."""
+    """docker and ss as the module runs them: each call answered from a script, every argv kept (`docker version`
+    runs under timeout(1))."""
 
-    def __init__(self, inspect=(0, "", ""), ss=((0, SS_BEFORE, ""), (0, SS_AFTER, ""))):
-        self.inspect, self.ss, self.calls = inspect, list(ss), []
+    def __init__(self, inspect=(0, "", ""), ss=((0, SS_BEFORE, ""), (0, SS_AFTER, "")), version=(0, "28.5.1\n", "")):
+        self.inspect, self.ss, self.version, self.calls = inspect, list(ss), version, []
 
     def __call__(self, argv):
         self.calls.append(argv)
+        if argv[0] == "timeout":
+            return self.version
         return self.inspect if argv[0] == "docker" else self.ss.pop(0)
 
 
@@ -47,16 +50,32 @@ def test_the_head_reads_the_ports_before_and_after_looking_for_the_staging_serve
     node = Node(inspect=(0, "/ray true\n", ""))
     result = _port_holders.read(node, "docker", "ss", ["ray"], "/cache/inferops-weights/server.lock", "spark-1", 0)
     assert result == {"running": ["ray"], "docker_error": "", "staging_server": {"pid": 4242, "reason": ""},
+                      "engine": {"rc": 0, "stdout": "28.5.1\n", "stderr": ""},
                       "listening": SS_BEFORE, "listening_after": SS_AFTER}
     assert seen == [("/cache/inferops-weights/server.lock", "spark-1")]
-    assert [argv[0] for argv in node.calls] == ["docker", "ss", "ss"]
+    assert [argv[0] for argv in node.calls] == ["timeout", "docker", "ss", "ss"]
 
 
 def test_a_worker_reads_the_ports_once():
     node = Node()
     result = _port_holders.read(node, "docker", "ss", [], "", "spark-2", 0)
     assert result["listening"] == result["listening_after"] == SS_BEFORE
-    assert result["staging_server"] == {"pid": 0, "reason": ""} and len(node.calls) == 1
+    assert result["staging_server"] == {"pid": 0, "reason": ""} and [argv[0] for argv in node.calls] == ["timeout", "ss"]
+
+
+# The engine's answer, asked as roles/_common/tasks/engine.yml asks it, read by the engine_state filter.
+@pytest.mark.parametrize("case, docker, version, engine", [
+    ("it answers", "docker", (0, "28.5.1\n", ""), {"rc": 0, "stdout": "28.5.1\n", "stderr": ""}),
+    ("it does not", "docker", (1, "", "Cannot connect to the Docker daemon at unix:///var/run/docker.sock."),
+     {"rc": 1, "stdout": "", "stderr": "Cannot connect to the Docker daemon at unix:///var/run/docker.sock."}),
+    ("no docker CLI", None, None, {"rc": None, "stdout": "", "stderr": "", "msg": "No such file or directory: docker"}),
+])
+def test_the_engine_is_asked_as_the_f26_check_asks_it(case, docker, version, engine):
+    node = Node(version=version)
+    assert _port_holders.read(node, docker, "ss", [], "", "spark-2", 0)["engine"] == engine, case
+    asked = [argv for argv in node.calls if argv[0] == "timeout"]
+    assert asked == ([["timeout", "--kill-after=5", "30", "docker", "--host", "unix:///var/run/docker.sock", "version",
+                       "--format", "{{.Server.Version}}"]] if docker else []), case
 
 
 def test_a_lock_the_user_may_not_read_is_said_not_failed(monkeypatch):

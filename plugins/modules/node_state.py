@@ -62,7 +62,7 @@ options:
     description:
       - Ask the Docker engine first whether it answers (C(docker version), as the collection's F26 check does), and
         return its answer (RV(engine)). Where it does not answer, O(containers), O(images) and O(pinned_env) are not
-        read (they come back empty) and the module does not fail: the caller judges the answer (F26).
+        read (they come back empty) and the module does not fail; the caller judges the answer (F26).
     type: bool
     default: false
   docker_host:

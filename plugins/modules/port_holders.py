@@ -64,8 +64,9 @@ listening_after:
   type: str
 engine:
   description:
-    - C(docker version)'s answer as the command module registers it (what the collection's C(engine_state) filter
-      reads): whether the node's Docker engine answers. No RV(engine.rc) without a docker CLI.
+    - Whether the node's Docker engine answers, as C(docker version)'s answer in the shape the command module
+      registers (what the collection's C(engine_state) filter reads); no RC without a docker CLI. Where the engine
+      does not answer, no container is asked about and RV(docker_error) holds its words.
   returned: always
   type: dict
   sample: {rc: 0, stdout: "28.5.1", stderr: ""}

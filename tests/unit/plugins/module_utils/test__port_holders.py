@@ -90,3 +90,18 @@ def test_a_lock_the_user_may_not_read_is_said_not_failed(monkeypatch):
 def test_ss_failing_is_an_error_naming_the_host():
     with pytest.raises(OSError, match="spark-2: `ss -Hltn` failed: ss: not permitted"):
         _port_holders.read(Node(ss=((1, "", "ss: not permitted\n"),)), None, "ss", [], "", "spark-2", 0)
+
+
+@pytest.mark.parametrize("case, version, error", [
+    ("stopped", (1, "", "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n"),
+     "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"),
+    ("refused", (1, "", "permission denied while trying to connect to the Docker daemon socket\n"),
+     "permission denied while trying to connect to the Docker daemon socket"),
+    ("hung", (124, "", ""), "`docker version` exited 124 (no answer within the bound: dockerd hung?)"),
+])
+def test_an_engine_that_does_not_answer_is_not_asked_again(case, version, error):
+    # its words stand for docker inspect's (preflight tells "permission denied" and "cannot connect" from them)
+    node = Node(version=version)
+    result = _port_holders.read(node, "docker", "ss", ["ray"], "", "spark-2", 0)
+    assert (result["running"], result["docker_error"]) == ([], error), case
+    assert [argv[0] for argv in node.calls] == ["timeout", "ss"], case

@@ -14,8 +14,13 @@ import pytest
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_probe import RESULT_MARKER, ProbeError, ProbeSession, run_locally
 
 FAKE_RAY = '''
-import json, os, time
+import atexit, json, os, time
+def shutdown():
+    # as Ray's own exit handler: it disconnects and joins Ray's threads (0.9 s in the lab's Ray head)
+    with open(os.environ["FAKE_RAY_CALLS"], "a") as calls:
+        calls.write("s")
 def init(**kwargs):
+    atexit.register(shutdown)
     with open(os.environ["FAKE_RAY_CALLS"], "a") as calls:
         calls.write("i")
     if os.environ.get("FAKE_RAY_HANG"):
@@ -137,3 +142,33 @@ def test_a_garbled_result_line_is_a_probe_error_not_a_crash(tmp_path):
     session = ProbeSession(popen, str(program), "a local session")
     with pytest.raises(ProbeError, match="answered a garbled result"):
         session.ask({"mode": "table", "limit": 5})
+
+
+@pytest.mark.parametrize("how", ["a session whose stdin ends", "a single request"])
+def test_the_probe_leaves_after_its_last_answer_without_rays_shutdown(tmp_path, how):
+    # the module waits for the probe's process to end: Ray's exit handler would add its shutdown to every check
+    (tmp_path / "ray").mkdir()
+    (tmp_path / "ray" / "__init__.py").write_text(FAKE_RAY)
+    calls = tmp_path / "calls"
+    calls.write_text("")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), FAKE_RAY_CALLS=str(calls),
+               FAKE_RAY_NODES=json.dumps([node("198.18.1.12", "spark-1", True)]))
+    params = {"mode": "table", "cidr": "198.18.1.0/24", "timeout": 0, "limit": 30}
+    if how == "a single request":
+        def run_command(argv):
+            done = subprocess.run(argv, env=env, text=True, capture_output=True, timeout=60, check=False)
+            return done.returncode, done.stdout, done.stderr
+        assert run_locally(run_command, sys.executable, params)["nodes"]
+    else:
+        process = []
+
+        def popen(argv):
+            process.append(subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                            stderr=subprocess.STDOUT, text=True))
+            return process[0]
+
+        session = ProbeSession(popen, sys.executable, "a local session")
+        assert session.ask(params)["nodes"]
+        session.close()
+        assert process[0].returncode == 0
+    assert calls.read_text() == "ix"

@@ -47,16 +47,28 @@ def version_argv(docker: str, socket: str = DEFAULT_SOCKET) -> list[str]:
 
 def ask(run: Run, docker: str | None, socket: str = DEFAULT_SOCKET) -> dict[str, t.Any]:
     """The engine's answer from inside a module, shaped as the command module registers it ({rc, stdout, stderr}):
-    what state() reads. No docker CLI: no rc, as a command that could not start."""
+    what state() reads; `answers` beside it for a caller's condition (answered()). No docker CLI: no rc, as a
+    command that could not start."""
     if not docker:
-        return {"rc": None, "stdout": "", "stderr": "", "msg": "No such file or directory: docker"}
-    rc, out, err = run(version_argv(docker, socket))
-    return {"rc": rc, "stdout": out, "stderr": err}
+        read: dict[str, t.Any] = {"rc": None, "stdout": "", "stderr": "", "msg": "No such file or directory: docker"}
+    else:
+        rc, out, err = run(version_argv(docker, socket))
+        read = {"rc": rc, "stdout": out, "stderr": err}
+    return dict(read, answers=answered(read))
 
 
 def answered(read: t.Mapping[str, t.Any]) -> bool:
     """Whether the engine answered with its version (state()'s `answers`, without the message)."""
     return read.get("rc") == 0 and bool(str(read.get("stdout") or "").strip())
+
+
+def unanswered_words(read: t.Mapping[str, t.Any]) -> str:
+    """What an engine that did not answer said (its stderr), else how `docker version` ended (hung: named so)."""
+    said = str(read.get("stderr") or read.get("msg") or "").strip()
+    if said:
+        return said
+    hung = " (no answer within the bound: dockerd hung?)" if read.get("rc") == TIMED_OUT else ""
+    return f"`docker version` exited {read.get('rc')}{hung}"
 
 
 # What the CLI says when no engine answers, in the wordings of Docker 20-27 and of 28 and later.

@@ -10,13 +10,8 @@ from __future__ import annotations
 
 import typing as t
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import TIMED_OUT
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._engine import answered, ask
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._engine import Run, ask, unanswered_words
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_lock import holder_seen
-
-# module.run_command: argv -> (rc, stdout, stderr). A string: nodes may run Python 3.8, where list[str] outside an
-# annotation does not evaluate.
-Run = "t.Callable[[t.List[str]], t.Tuple[int, str, str]]"
 
 
 def running_containers(run: Run, docker: str | None, names: t.Sequence[str]) -> dict[str, t.Any]:
@@ -44,11 +39,11 @@ def read(run: Run, docker: str | None, ss: str, containers: t.Sequence[str], loc
     whether the Docker engine answers, asked as _common's engine entry point asks it, for the run's later layers
     (one task fewer each run: preflight keeps the answer where the engine answered)."""
     engine = ask(run, docker)
-    # where the engine did not answer, it would not answer `docker inspect` either (a hung one: not within a bound)
-    found = (running_containers(run, docker, containers) if answered(engine) or not docker
-             else {"running": [], "error": engine["stderr"].strip() or f"`docker version` exited {engine['rc']}"
-                                                                       + (" (no answer within the bound: dockerd hung?)"
-                                                                          if engine["rc"] == TIMED_OUT else "")})
+    if engine["answers"] or not docker:
+        found = running_containers(run, docker, containers)
+    else:
+        # it would not answer `docker inspect` either (a hung one: not within a bound); its words stand for the inspect's
+        found = {"running": [], "error": unanswered_words(engine)}
     result: dict[str, t.Any] = {"running": found["running"], "docker_error": found["error"], "engine": engine,
                                 "staging_server": {"pid": 0, "reason": ""}}
     result["listening"] = result["listening_after"] = listening(run, ss, host)

@@ -127,10 +127,11 @@ python_modules:
 engine:
   description:
     - With O(engine), C(docker version)'s answer as the command module registers it (what the collection's
-      C(engine_state) filter reads); null without O(engine).
+      C(engine_state) filter reads), and C(answers), whether the engine gave its version; null without
+      O(engine).
   returned: always
   type: dict
-  sample: {rc: 0, stdout: "28.5.1", stderr: ""}
+  sample: {rc: 0, stdout: "28.5.1", stderr: "", answers: true}
 clock:
   description: The node's clock (seconds since the epoch) when the read ended.
   returned: always

@@ -64,12 +64,12 @@ listening_after:
   type: str
 engine:
   description:
-    - Whether the node's Docker engine answers, as C(docker version)'s answer in the shape the command module
-      registers (what the collection's C(engine_state) filter reads); no RC without a docker CLI. Where the engine
-      does not answer, no container is asked about and RV(docker_error) holds its words.
+    - Whether the node's Docker engine answers (C(answers)), with C(docker version)'s answer in the shape the
+      command module registers (what the collection's C(engine_state) filter reads); no RC without a docker CLI.
+      Where the engine does not answer, no container is asked about and RV(docker_error) holds its words.
   returned: always
   type: dict
-  sample: {rc: 0, stdout: "28.5.1", stderr: ""}
+  sample: {rc: 0, stdout: "28.5.1", stderr: "", answers: true}
 staging_server:
   description: The pid of the collection's staging server (0 when none), or why it was not looked for.
   returned: always

@@ -95,11 +95,11 @@ def test_a_modules_answer_reads_as_the_commands(case, answer, answers):
     asked = []
     read = _engine.ask(lambda argv: asked.append(argv) or answer, "/usr/bin/docker", "unix:///run/other.sock")
     assert asked == [_engine.version_argv("/usr/bin/docker", "unix:///run/other.sock")], case
-    assert _engine.answered(read) is answers, case
+    assert _engine.answered(read) is answers and read["answers"] is answers, case
     assert _engine.state(read, "spark-1", "GUIDE")["answers"] is answers, case
 
 
 def test_no_docker_cli_in_a_module_is_no_cli():
     read = _engine.ask(lambda argv: pytest.fail("nothing to run"), None)
-    assert not _engine.answered(read)
+    assert not _engine.answered(read) and read["answers"] is False
     assert "there is no docker command on the node" in _engine.state(read, "spark-1", "GUIDE")["problem"]

@@ -50,7 +50,7 @@ def test_the_head_reads_the_ports_before_and_after_looking_for_the_staging_serve
     node = Node(inspect=(0, "/ray true\n", ""))
     result = _port_holders.read(node, "docker", "ss", ["ray"], "/cache/inferops-weights/server.lock", "spark-1", 0)
     assert result == {"running": ["ray"], "docker_error": "", "staging_server": {"pid": 4242, "reason": ""},
-                      "engine": {"rc": 0, "stdout": "28.5.1\n", "stderr": ""},
+                      "engine": {"rc": 0, "stdout": "28.5.1\n", "stderr": "", "answers": True},
                       "listening": SS_BEFORE, "listening_after": SS_AFTER}
     assert seen == [("/cache/inferops-weights/server.lock", "spark-1")]
     assert [argv[0] for argv in node.calls] == ["timeout", "docker", "ss", "ss"]
@@ -65,10 +65,12 @@ def test_a_worker_reads_the_ports_once():
 
 # The engine's answer, asked as roles/_common/tasks/engine.yml asks it, read by the engine_state filter.
 @pytest.mark.parametrize("case, docker, version, engine", [
-    ("it answers", "docker", (0, "28.5.1\n", ""), {"rc": 0, "stdout": "28.5.1\n", "stderr": ""}),
+    ("it answers", "docker", (0, "28.5.1\n", ""), {"rc": 0, "stdout": "28.5.1\n", "stderr": "", "answers": True}),
     ("it does not", "docker", (1, "", "Cannot connect to the Docker daemon at unix:///var/run/docker.sock."),
-     {"rc": 1, "stdout": "", "stderr": "Cannot connect to the Docker daemon at unix:///var/run/docker.sock."}),
-    ("no docker CLI", None, None, {"rc": None, "stdout": "", "stderr": "", "msg": "No such file or directory: docker"}),
+     {"rc": 1, "stdout": "", "stderr": "Cannot connect to the Docker daemon at unix:///var/run/docker.sock.",
+      "answers": False}),
+    ("no docker CLI", None, None, {"rc": None, "stdout": "", "stderr": "", "msg": "No such file or directory: docker",
+                                   "answers": False}),
 ])
 def test_the_engine_is_asked_as_the_f26_check_asks_it(case, docker, version, engine):
     node = Node(version=version)

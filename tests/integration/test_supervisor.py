@@ -48,6 +48,19 @@ def serving_again(lab, since: float, seconds: float = 240) -> float:
     return round(time.time() - since, 1)
 
 
+def test_a_validate_beside_another_run_leaves_that_runs_pause_flag(lab, tmp_path):
+    """A converge in progress has told the supervisor to stand back (its flag); a --tags validate meanwhile (another
+    operator's, a monitor's) changes no container, so it neither writes the flag nor removes the other run's."""
+    flag = RECORD.rsplit("/", 1)[0] + "/paused"
+    lab.node("spark-1", "touch", flag)
+    try:
+        result = lab.playbook(tmp_path, "--tags", "validate")
+        assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+        assert lab.node("spark-1", "test", "-e", flag, check=False).returncode == 0, "validate removed another run's flag"
+    finally:
+        lab.node("spark-1", "rm", "-f", flag)
+
+
 @pytest.fixture(scope="module")
 def supervised(lab, tmp_path_factory):
     """The supervisor checking every 4 s for this module's tests; then the lab's settings again and vLLM serving (the

@@ -163,6 +163,18 @@ def test_a_dry_run_names_a_new_variable_and_its_node_but_no_secret(lab, tmp_path
 
 
 @pytest.mark.readonly
+def test_a_dry_run_creates_no_secret_on_the_controller(lab, tmp_path, unchanged):
+    """A controller without the supervisors' secret yet (a new copy of the inventory, records elsewhere): --check
+    previews the supervisor's files and creates nothing in the records directory (the password lookup would have)."""
+    records = tmp_path / "records"
+    records.mkdir()
+    result = lab.playbook(tmp_path, "--check", "--diff", "--tags", "supervisor", "-e", f"vllm_cluster_records_dir={records}")
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    assert "Read the supervisors' secret" in result.stdout, result.stdout[-3000:]
+    assert sorted(path.name for path in records.iterdir()) == []
+
+
+@pytest.mark.readonly
 def test_a_link_planted_where_the_ipc_directory_belongs_is_refused_not_followed(lab, tmp_path, unchanged):
     """Every container shares the node's /tmp/ray read-write: a process in one can replace vllm-rpc with a link. The
     run (as root) must refuse it, not chmod or create where it points. A session directory of the test's own, so the

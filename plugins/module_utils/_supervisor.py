@@ -231,6 +231,23 @@ def follow(acted: t.Mapping[str, t.Any] | None, leader: t.Mapping[str, t.Any]) -
     return stop, {"epoch": epoch, "generation": generation}
 
 
+# The supervisors' shared secret: letters and digits (the controller's password lookup makes it so), this long.
+SECRET_LENGTH = 48
+
+
+def secret_source(controller_has_secret: bool, head_secret: str) -> str:
+    """Where a run takes the supervisors' secret from: the controller's own copy ("controller"); else the head's, a
+    secret the cluster already runs with, which a second copy of the inventory takes instead of making another that
+    would restart every supervisor ("head"); else a new one ("new"). A head's file that is not such a secret (empty,
+    cut short, edited) is not taken."""
+    if controller_has_secret:
+        return "controller"
+    text = (head_secret or "").strip()
+    if len(text) == SECRET_LENGTH and text.isascii() and text.isalnum():
+        return "head"
+    return "new"
+
+
 def sign(secret: bytes, body: bytes) -> str:
     return hmac.new(secret, body, hashlib.sha256).hexdigest()
 

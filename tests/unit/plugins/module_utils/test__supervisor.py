@@ -327,3 +327,21 @@ def test_giving_up_is_no_problem_once_the_group_started_again_since():
     assert after["problem"] == "" and (
         "spark-1: vLLM was started again since the supervisor gave up: its next check resets its count"
         in after["lines"])
+
+
+GOOD_SECRET = "aB3" * 16
+
+
+@pytest.mark.parametrize("controller, head, source", [
+    (True, GOOD_SECRET, "controller"),  # the controller's own copy, whatever the head holds
+    (True, "", "controller"),
+    (False, GOOD_SECRET, "head"),  # a second copy of the inventory takes the cluster's
+    (False, GOOD_SECRET + "\n", "head"),  # as the node's file holds it
+    (False, "", "new"),  # a new cluster
+    (False, GOOD_SECRET[:-1], "new"),  # cut short
+    (False, GOOD_SECRET[:-1] + "!", "new"),  # not letters and digits
+    (False, GOOD_SECRET[:-1] + "é", "new"),  # not ASCII
+    (False, GOOD_SECRET + "x", "new"),  # too long
+])
+def test_a_run_takes_the_controllers_secret_else_a_well_formed_one_on_the_head(controller, head, source):
+    assert _supervisor.secret_source(controller, head) == source

@@ -41,9 +41,7 @@ SIGNATURE = "X-Vllm-Cluster-Signature"
 LOG_LINES = 30
 STOP_TIMEOUT = 10
 _COLOUR = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-# site.yml's first play writes one in the supervisor's directory on the head, named for its run (paused.<run>), and
-# its last removes that one: two runs at once each keep the supervisor back until both ended. The bare name is what
-# collection versions before per-run flags write.
+# site.yml's first play writes it in the supervisor's directory on the head, its last removes it
 PAUSE_FLAG = "paused"
 # how often a follower asks the leader (a restart reaches every rank within this)
 FOLLOW_POLL = 3.0
@@ -309,29 +307,13 @@ class Supervisor:
             return ""
 
     def paused(self) -> bool:
-        """Whether an Ansible run asked it to stand back (site.yml's first play writes its run's flag, its last removes
-        it). A flag older than the start grace and an hour is a failed run's: ignored, and removed."""
-        directory = os.path.dirname(self.state_file)
+        """Whether an Ansible run asked it to stand back (site.yml's first play writes the flag, its last removes it);
+        a flag older than the start grace and an hour is a failed run's, and ignored."""
         try:
-            names = [name for name in os.listdir(directory)
-                     if name == PAUSE_FLAG or name.startswith(PAUSE_FLAG + ".")]
+            age = time.time() - os.stat(os.path.join(os.path.dirname(self.state_file), PAUSE_FLAG)).st_mtime
         except OSError:
             return False
-        paused = False
-        for name in names:
-            path = os.path.join(directory, name)
-            try:
-                age = time.time() - os.lstat(path).st_mtime
-            except OSError:
-                continue
-            if age < self.settings.start_grace + 3600:
-                paused = True
-            else:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
-        return paused
+        return age < self.settings.start_grace + 3600
 
     def lead_once(self) -> None:
         paused = self.paused()

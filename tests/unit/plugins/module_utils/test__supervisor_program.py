@@ -284,31 +284,3 @@ def test_it_stands_back_while_an_ansible_run_holds_the_flag(cluster, tmp_path):
     leader.lead_once()
     leader.lead_once()
     assert docker.calls == ["restart vllm"] and not leader.state["paused"]
-
-
-def test_each_run_holds_its_own_flag_and_a_stale_one_is_removed(cluster, tmp_path):
-    """Two runs at once (two operators): the supervisor stands back until both removed their flags; a failed run's,
-    older than the start grace and an hour, is ignored and removed; the bare name of older versions still counts."""
-    made, vllm = cluster
-    leader, docker = made["spark-1"][:2]
-    leader.settings = program.decisions.Settings.of(dict(leader.config["settings"], start_grace=100))
-    docker.containers["vllm"]["state"] = "exited"
-    first, second, stale = (tmp_path / f"{program.PAUSE_FLAG}.{run}" for run in ("a1", "b2", "c3"))
-    for flag in (first, second, stale):
-        flag.write_text("")
-    os.utime(stale, (os.stat(stale).st_atime, os.stat(stale).st_mtime - 3701))
-    leader.lead_once()
-    assert leader.paused() and not stale.exists()
-    first.unlink()
-    leader.lead_once()
-    assert docker.calls == [] and leader.state["paused"]
-    second.unlink()
-    legacy = tmp_path / program.PAUSE_FLAG
-    legacy.write_text("")
-    leader.lead_once()
-    assert docker.calls == [] and leader.state["paused"]
-    legacy.unlink()
-    (tmp_path / "paused-not-a-flag").write_text("")
-    leader.lead_once()
-    leader.lead_once()
-    assert docker.calls == ["restart vllm"] and not leader.state["paused"]

@@ -70,13 +70,20 @@ def test_a_run_limited_to_a_worker_pauses_the_heads_supervisor_too(lab, tmp_path
     """README's "restart one worker" runs with --limit spark-2: the head's supervisor must stand back through it too
     (the worker's restart takes vLLM's ranks down with it), so the flag is written on the head whatever the limit,
     and removed again."""
-    result = lab.playbook(tmp_path, "--limit", "spark-2", "--tags", "supervisor")
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-3000:]
-    for task in ("Write the supervisor's pause flag", "Remove the supervisor's pause flag"):
-        section = next((part for part in output.split("\nTASK [") if part.startswith(task)), "")
-        assert re.search(r"^ok: \[spark-2 -> spark-1[](]", section, re.M), section or output[-3000:]
-    assert lab.node("spark-1", "test", "-e", RECORD.rsplit("/", 1)[0] + "/paused", check=False).returncode != 0
+    directory = RECORD.rsplit("/", 1)[0]
+    assert lab.node("spark-1", "test", "-d", directory, check=False).returncode == 0
+    before = lab.containers()
+    try:
+        result = lab.playbook(tmp_path, "--limit", "spark-2", "--tags", "supervisor")
+        output = result.stdout + result.stderr
+        assert result.returncode == 0, output[-3000:]
+        for task in ("Write the supervisor's pause flag", "Remove the supervisor's pause flag"):
+            section = next((part for part in output.split("\nTASK [") if part.startswith(task)), "")
+            assert re.search(r"^ok: \[spark-2 -> spark-1[](]", section, re.M), section or output[-3000:]
+        assert lab.node("spark-1", "test", "-e", directory + "/paused", check=False).returncode != 0
+        assert lab.containers() == before
+    finally:
+        lab.node("spark-1", "rm", "-f", directory + "/paused")
 
 
 def test_a_second_copy_of_the_inventory_takes_the_supervisors_secret_and_restarts_none(lab, tmp_path):

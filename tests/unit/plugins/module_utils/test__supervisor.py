@@ -4,6 +4,8 @@ a follower does, the signatures between them, and what validate and diagnose say
 from __future__ import annotations
 
 import json
+import pathlib
+import re
 
 import pytest
 
@@ -345,3 +347,13 @@ GOOD_SECRET = "aB3" * 16
 ])
 def test_a_run_takes_the_controllers_secret_else_a_well_formed_one_on_the_head(controller, head, source):
     assert _supervisor.secret_source(controller, head) == source
+
+
+def test_the_secret_taken_from_the_head_is_as_long_as_the_one_the_controller_makes():
+    """roles/supervisor/tasks/supervise.yml makes the secret with the password lookup; a head's secret of another
+    length than secret_source expects would never be taken, and every second controller would make a new one."""
+    role = pathlib.Path(__file__).resolve().parents[4] / "roles" / "supervisor"
+    tasks = (role / "tasks" / "supervise.yml").read_text()
+    made = re.findall(r"lookup\('ansible\.builtin\.password',.*?length=(\d+), chars=\['ascii_letters', 'digits'\]\)",
+                      tasks, re.S)
+    assert made == [str(_supervisor.SECRET_LENGTH)]

@@ -12,6 +12,8 @@ description:
   - For each target host, every port of the registry (C(plugins/module_utils/_ports.py)) it opens for the
     interconnect under the backend; the API (on the management address) and Ray's dashboard (loopback) are not
     probed there.
+  - Returns the probes module C(tcp_reach) takes; a host without an address in O(addresses) (an unreachable node
+    derived none) is left out.
 options:
   _input:
     description: The hosts to probe.
@@ -26,33 +28,39 @@ options:
     description: C(vllm_cluster_head).
     type: str
     required: true
+  addresses:
+    description: Each host's interconnect address, by inventory name.
+    type: dict
+    default: {}
 extends_documentation_fragment:
   - inferops.vllm_cluster.ports
 """
 
 EXAMPLES = r"""
 - name: Probe the other nodes
-  ansible.builtin.wait_for:
-    host: "{{ hostvars[item.0].vllm_cluster_node_ip }}"
-    port: "{{ item.1.port }}"
-    timeout: 2
-  loop: >-
-    {{ groups['vllm_cluster'] | difference([inventory_hostname]) | inferops.vllm_cluster.port_probes(
-         vllm_cluster_port_values, vllm_cluster_backend_traits, vllm_cluster_head) }}
+  inferops.vllm_cluster.tcp_reach:
+    probes: >-
+      {{ groups['vllm_cluster'] | difference([inventory_hostname]) | inferops.vllm_cluster.port_probes(
+           vllm_cluster_port_values, vllm_cluster_backend_traits, vllm_cluster_head,
+           addresses={'spark-2': '198.18.1.13'}) }}
 """
 
 RETURN = r"""
 _value:
-  description: "[host, {name, port, transient}] pairs; transient ports answer only while something runs."
+  description: "{target, address, name, port, transient} for each port of each host with an address; transient
+    ports answer only while something runs."
   type: list
-  elements: list
+  elements: dict
 """
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ports import probes
 
 
-def port_probes(targets, values, traits, head, weights_staged=False):
-    return [[host, probe] for host in targets for probe in probes(values, traits, host == head, bool(weights_staged))]
+def port_probes(targets, values, traits, head, weights_staged=False, addresses=None):
+    addresses = addresses or {}
+    return [dict(probe, target=host, address=addresses[host])
+            for host in targets if addresses.get(host)
+            for probe in probes(values, traits, host == head, bool(weights_staged))]
 
 
 class FilterModule:

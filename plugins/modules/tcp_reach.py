@@ -11,7 +11,7 @@ version_added: 0.4.0
 author: inferops engineering (@inferops)
 description:
   - Connects to every probe of O(probes) at once (each bounded by O(timeout)) and closes the connection; sends
-    nothing. A refused port is an answer at once, not retried: the whole call takes about one O(timeout).
+    nothing. A refused port is an answer at once, not retried, so the whole call takes about one O(timeout).
   - diagnose.yml uses it for the other nodes' interconnect ports of the port registry (filter C(port_probes)).
   - Changes nothing.
 options:

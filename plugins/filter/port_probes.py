@@ -31,7 +31,7 @@ options:
   addresses:
     description: Each host's interconnect address, by inventory name.
     type: dict
-    default: {}
+    required: true
 extends_documentation_fragment:
   - inferops.vllm_cluster.ports
 """
@@ -53,11 +53,14 @@ _value:
   elements: dict
 """
 
+from ansible.errors import AnsibleFilterError
+
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ports import probes
 
 
 def port_probes(targets, values, traits, head, weights_staged=False, addresses=None):
-    addresses = addresses or {}
+    if addresses is None:
+        raise AnsibleFilterError("port_probes needs addresses= (each host's interconnect address, by name)")
     return [dict(probe, target=host, address=addresses[host])
             for host in targets if addresses.get(host)
             for probe in probes(values, traits, host == head, bool(weights_staged))]

@@ -20,6 +20,8 @@ MAX_THREADS = 64
 REFUSED = "refused: nothing listens there, or a firewall rejects"
 TIMED_OUT = "no answer within {timeout:g} s: filtered, or the address is not on the network"
 UNREACHABLE = "no route to the address ({error})"
+UNRESOLVED = "the name does not resolve ({error})"
+NOT_AN_ADDRESS = "not an address to connect to ({error})"
 NO_ADDRESS = "no address to probe (the node derived none)"
 
 
@@ -29,12 +31,17 @@ def connect(address: str, port: int, timeout: float) -> None:
         pass
 
 
-def reason(error: OSError, timeout: float) -> str:
+def reason(error: Exception, timeout: float) -> str:
     if isinstance(error, (socket.timeout, TimeoutError)):
         return TIMED_OUT.format(timeout=timeout)
-    if isinstance(error, ConnectionRefusedError) or error.errno == errno.ECONNREFUSED:
+    if isinstance(error, ConnectionRefusedError) or getattr(error, "errno", None) == errno.ECONNREFUSED:
         return REFUSED
-    return UNREACHABLE.format(error=error.strerror or error)
+    if isinstance(error, socket.gaierror):
+        return UNRESOLVED.format(error=error.strerror or error)
+    if isinstance(error, OSError):
+        return UNREACHABLE.format(error=error.strerror or error)
+    # e.g. UnicodeError from an address with an empty label (198.18.1..12): one row says so, the others stand
+    return NOT_AN_ADDRESS.format(error=error)
 
 
 def probe(item: dict, timeout: float, opener: t.Callable[[str, int, float], None] = connect) -> dict:
@@ -43,7 +50,7 @@ def probe(item: dict, timeout: float, opener: t.Callable[[str, int, float], None
         return dict(item, open=False, error=NO_ADDRESS)
     try:
         opener(str(item["address"]), int(item["port"]), timeout)
-    except OSError as error:
+    except (OSError, ValueError) as error:
         return dict(item, open=False, error=reason(error, timeout))
     return dict(item, open=True, error="")
 

@@ -3,6 +3,9 @@ derived no address (unreachable) is left out rather than probed at an empty addr
 
 from __future__ import annotations
 
+import pytest
+from ansible.errors import AnsibleFilterError
+
 from ansible_collections.inferops.vllm_cluster.plugins.filter.port_probes import port_probes
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _ports
 
@@ -23,4 +26,5 @@ def test_each_target_with_its_address_and_the_registrys_ports():
 def test_a_node_without_an_address_is_left_out():
     found = port_probes(["spark-2", "spark-9"], {}, RAY, "spark-1", addresses={"spark-2": "198.18.1.13", "spark-9": ""})
     assert {p["target"] for p in found} == {"spark-2"}
-    assert port_probes(["spark-9"], {}, RAY, "spark-1") == []
+    with pytest.raises(AnsibleFilterError, match="needs addresses="):
+        port_probes(["spark-9"], {}, RAY, "spark-1")

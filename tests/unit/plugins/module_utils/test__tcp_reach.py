@@ -53,7 +53,9 @@ def raising(error):
     ("refused by errno", raising(OSError(errno.ECONNREFUSED, "Connection refused")), _tcp_reach.REFUSED),
     ("no route", raising(OSError(errno.EHOSTUNREACH, "No route to host")), "no route to the address (No route to host)"),
     ("a name that does not resolve", raising(socket.gaierror(-2, "Name or service not known")),
-     "no route to the address (Name or service not known)"),
+     "the name does not resolve (Name or service not known)"),
+    ("an address Python cannot encode", raising(UnicodeError("label empty or too long")),
+     "not an address to connect to (label empty or too long)"),
 ])
 def test_why_a_port_did_not_open(case, opener, expected):
     [result] = _tcp_reach.reach([{"address": "198.18.1.13", "port": 6380}], 2, opener)
@@ -79,6 +81,15 @@ def test_every_probe_waits_at_once():
     results = _tcp_reach.reach([{"address": "198.18.1.13", "port": 6380 + n} for n in range(6)], 2, opener)
     assert [r["port"] for r in results] == [6380 + n for n in range(6)]
     assert all(r["error"].startswith("no answer within 2 s") for r in results)
+
+
+def test_a_malformed_address_is_one_row_and_the_others_stand(listening):
+    """A typo in an inventory's address (an empty label) makes the socket library raise UnicodeError, not OSError:
+    it is that probe's answer, not the end of every node's table."""
+    results = _tcp_reach.reach([{"address": "198.18.1..12", "port": 6379},
+                                {"address": "127.0.0.1", "port": listening}], 2)
+    assert results[0]["open"] is False and results[0]["error"].startswith("not an address to connect to (")
+    assert results[1]["open"] is True
 
 
 def test_nothing_to_probe():

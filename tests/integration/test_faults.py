@@ -68,7 +68,7 @@ def healed_at_the_end(lab, tmp_path_factory):
 @pytest.mark.restarts_layers
 def test_killed_worker_is_named_by_validate(lab, tmp_path):
     # Docker restarts a killed unless-stopped container at once, and Ray can then heal before validate
-    # looks (seen once in CI): this worker must stay down. The policy is put back below, by hand.
+    # looks (seen once in CI): this worker must stay down. The next test's converge puts the policy back.
     lab.node("spark-2", "docker", "update", "--restart=no", "vllm-cluster-ray-worker")
     lab.node("spark-2", "docker", "kill", "vllm-cluster-ray-worker")
     try:

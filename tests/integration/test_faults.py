@@ -97,7 +97,7 @@ def test_worker_restarted_without_a_clean_stop_passes_validate_once_ray_drops_it
     lab.node("spark-2", "docker", "start", "vllm-cluster-ray-worker")
     wait_for_worker_started(lab)
     try:
-        # vLLM's rank on spark-2 died with the worker (F20, tested in test_serving_across_nodes): judge Ray alone.
+        # vLLM's rank on spark-2 died with the worker (F20, tested in molecule/restarts/verify.yml): judge Ray alone.
         result = lab.playbook(tmp_path, "--tags", "validate", "-e", "cluster_validate_vllm=false")
         output = result.stdout + result.stderr
         assert result.returncode == 0, output[-3000:]

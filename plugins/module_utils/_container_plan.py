@@ -73,3 +73,26 @@ def plan(spec: t.Mapping[str, t.Any], container: t.Mapping[str, t.Any], image_id
     reason = next((key for key, holds in checks if holds), "")
     return {"apply": bool(reason), "reason": REASONS.get(reason, "runs as its spec asks"),
             "started_at": container.get("started_at", "") if container.get("running") else ""}
+
+
+def reading(spec: t.Mapping[str, t.Any], token_path: str, config_dir: str) -> dict[str, list[str]]:
+    """What the start decision reads of the node (node_state's arguments): the container, its image, the files its
+    processes read at start (the Ray token, its env file) and its record. Only the spec's name, image and env_file
+    count, so that a layer can read them before it builds the whole spec."""
+    name = spec["name"]
+    return {
+        "containers": [name],
+        "images": [spec["image"]],
+        "files": [path for path in (token_path, spec.get("env_file")) if path],
+        "records": [f"{config_dir}/container-{name}.json"],
+    }
+
+
+def covers(node: t.Any, wanted: t.Mapping[str, t.Sequence[str]]) -> bool:
+    """Whether a read of the node (a node_state result) answers every question of `wanted` (a reading()): a layer's
+    earlier read stands for the decision's own only when it asked all of it (and only where the layer wrote none of
+    it since: its caller's condition). A failed or skipped read covers nothing."""
+    if not isinstance(node, t.Mapping) or node.get("failed") or node.get("skipped"):
+        return False
+    return all(isinstance(node.get(kind), t.Mapping) and all(key in node[kind] for key in keys)
+               for kind, keys in wanted.items())

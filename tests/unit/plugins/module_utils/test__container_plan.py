@@ -9,7 +9,8 @@ import pathlib
 import pytest
 
 from ansible_collections.inferops.vllm_cluster.plugins.filter.container_plan import container_plan
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._container_plan import DIGEST_VERSION, REASONS, plan, spec_digest
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._container_plan import (
+    DIGEST_VERSION, REASONS, covers, plan, reading, spec_digest)
 
 SPEC = {"name": "vllm-cluster-ray-head", "image": "lab/runtime:1", "pull": "never", "command": ["start", "--head"],
         "env_file": "/etc/c/node.env", "labels": {"inferops.vllm_cluster.node": "spark-1"},
@@ -102,3 +103,51 @@ def test_a_change_to_the_docker_container_task_raises_the_digest_version():
     assert DIGESTED_TASK.get(DIGEST_VERSION) == hashlib.sha256(task.encode()).hexdigest(), (
         "roles/_common/tasks/container_start.yml's docker_container task changed: raise DIGEST_VERSION in "
         "plugins/module_utils/_container_plan.py (every record then stops matching once) and pin the task's new sha256 here")
+
+
+# --- what the start decision reads, and when an earlier read of the layer answers it ---------------------------------
+READING = {"containers": ["vllm-cluster-ray-head"], "images": ["lab/runtime:1"],
+           "files": ["/etc/c/ray_auth_token", "/etc/c/node.env"], "records": ["/etc/c/container-vllm-cluster-ray-head.json"]}
+READ = {"changed": False, "containers": {"vllm-cluster-ray-head": RUNNING}, "images": {"lab/runtime:1": "sha256:img"},
+        "files": {"/etc/c/ray_auth_token": {"exists": True}, "/etc/c/node.env": {"exists": True}},
+        "records": {"/etc/c/container-vllm-cluster-ray-head.json": RECORD}, "clock": 1.0}
+
+
+@pytest.mark.parametrize(
+    "case, spec, token_path, wanted",
+    [
+        ("the spec's name, image, env file, the token and the record", SPEC, "/etc/c/ray_auth_token", READING),
+        ("no token (Ray's auth off): only the env file", SPEC, "", dict(READING, files=["/etc/c/node.env"])),
+        ("no env file: only the token", dict(SPEC, env_file=None), "/etc/c/ray_auth_token",
+         dict(READING, files=["/etc/c/ray_auth_token"])),
+        ("a partial spec of the three keys reads the same",
+         {k: SPEC[k] for k in ("name", "image", "env_file")}, "/etc/c/ray_auth_token", READING),
+    ],
+)
+def test_reading_asks_what_the_decision_reads(case, spec, token_path, wanted):
+    assert reading(spec, token_path, "/etc/c") == wanted, case
+
+
+@pytest.mark.parametrize(
+    "case, node, covered",
+    [
+        ("a read that asked all of it", READ, True),
+        ("a read of the container alone (the layer asked less)", {"containers": READ["containers"]}, False),
+        ("another container's read", dict(READ, containers={"vllm-cluster-vllm": RUNNING}), False),
+        ("the env file not asked", dict(READ, files={"/etc/c/ray_auth_token": {"exists": True}}), False),
+        ("the record not asked", dict(READ, records={}), False),
+        ("a failed read", dict(READ, failed=True), False),
+        ("a skipped task's result", {"skipped": True, "changed": False}, False),
+        ("none passed (no earlier read)", None, False),
+        ("a read whose section is not a mapping", dict(READ, images=["lab/runtime:1"]), False),
+    ],
+)
+def test_an_earlier_read_covers_the_decision_only_when_it_asked_everything(case, node, covered):
+    assert covers(node, READING) is covered, case
+
+
+def test_the_filters_are_the_functions():
+    from ansible_collections.inferops.vllm_cluster.plugins.filter import container_read, container_read_covers
+    assert container_read.FilterModule().filters()["container_read"](SPEC, "/etc/c/ray_auth_token", "/etc/c") == READING
+    covered = container_read_covers.FilterModule().filters()["container_read_covers"]
+    assert covered(READ, READING) is True and covered(None, READING) is False

@@ -12,7 +12,7 @@ description:
   - C(container_read) returns the M(inferops.vllm_cluster.node_state) arguments the start decision of
     C(_common/tasks/container.yml) needs (C(containers), C(images), C(files), C(records)), from the spec's
     C(name), C(image) and C(env_file) only, so that a layer can ask them in a read it makes anyway.
-  - M(inferops.vllm_cluster.container_read_covers) says whether such a read answers all of them.
+  - The P(inferops.vllm_cluster.container_read_covers#filter) filter says whether such a read answers all of them.
 options:
   _input:
     description: The container's spec; only C(name), C(image) and C(env_file) are read.

@@ -10,7 +10,7 @@ version_added: 0.4.0
 author: inferops engineering (@inferops)
 description:
   - True where the M(inferops.vllm_cluster.node_state) result holds every container, image, file and record that
-    C(wanted) (what the filter C(inferops.vllm_cluster.container_read) returns) names; a failed or skipped read, or
+    C(wanted) (what the P(inferops.vllm_cluster.container_read#filter) filter returns) names; a failed or skipped read, or
     none, answers nothing.
   - Whether nothing it read was written since is the caller's to know (C(_common)'s entry point C(container)).
 options:

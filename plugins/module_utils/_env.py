@@ -7,6 +7,9 @@ Private to the collection."""
 from __future__ import annotations
 
 import re
+import typing as t
+
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 LINE_BREAKS = ("\n", "\r", "\x00")
@@ -54,3 +57,25 @@ def pinned_env_drift(env_list: list, expected: dict) -> list[str]:
     actual = dict(entry.split("=", 1) for entry in env_list or [] if "=" in entry)
     return [f"{name}={actual.get(name, '(unset)')} (pinned: {value})"
             for name, value in sorted(expected.items()) if actual.get(name) != str(value)]
+
+
+# docs/troubleshooting.md quotes them; tests/unit/test_troubleshooting_guide.py keeps both in step.
+MESSAGES = {
+    "F7_CONTAINER": "[F7] {host}: container {container} runs with {drift}: Ray, vLLM, NCCL or Gloo there would use "
+                    "another address or interface than {interface} ({node_ip}){staged}. Fix: remove whatever set it "
+                    "(an override outside the inventory, a container changed by hand) and run site.yml, which "
+                    "recreates the container as rendered. See {doc}#f7",
+    # {staged} above, where the weights are staged (the containers are pinned offline too)
+    "F17_OFFLINE": ", or a rank would download weights inside vLLM's load window (F17)",
+}
+
+
+def pinned_env_problem(found: t.Mapping[str, t.Any] | None, host: str, container: str, interface: str, node_ip: str,
+                       offline: bool) -> str:
+    """F7 (and F17 where the weights are staged, `offline`): node_state's `pinned_env` answer for a container (exists,
+    drift) as validate's sentence; '' where the container holds every pin, or does not exist (other checks name it)."""
+    if not found or not found.get("exists") or not found.get("drift"):
+        return ""
+    return MESSAGES["F7_CONTAINER"].format(host=host, container=container, drift=", ".join(found["drift"]),
+                                           interface=interface, node_ip=node_ip, doc=TROUBLESHOOTING,
+                                           staged=MESSAGES["F17_OFFLINE"] if offline else "")

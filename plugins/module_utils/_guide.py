@@ -7,4 +7,20 @@ equal). Private to the collection."""
 
 from __future__ import annotations
 
+import re
+import typing as t
+
 TROUBLESHOOTING = "https://github.com/inferops/vllm_cluster/blob/main/docs/troubleshooting.md"
+
+
+def with_guide(problems: t.Iterable[str]) -> str:
+    """The problems as one message, citing at its end the guide's section of each failure mode they name ([F<n>]),
+    once each, in the order they first appear; a section a problem already cites is not cited again."""
+    problems = [str(p) for p in problems or [] if str(p)]
+    text = " ".join(problems)
+    sections = []
+    for code in re.findall(r"\[F(\d+)\]", text):
+        section = f"{TROUBLESHOOTING}#f{code}"
+        if section not in sections and section not in text:
+            sections.append(section)
+    return " ".join([text] + [f"See {section}" for section in sections]) if sections else text

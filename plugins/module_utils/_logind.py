@@ -10,6 +10,8 @@ deployed them, and RemoveIPC never touches them. Only a rootless dockerd runs th
 
 from __future__ import annotations
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
+
 import re
 
 _REMOVE_IPC = re.compile(r"^\s*RemoveIPC\s*=\s*(\S*)\s*$", re.IGNORECASE)
@@ -30,3 +32,20 @@ def logind_verdict(config: str, uid: int, linger: bool, rootless: bool) -> str:
     if not remove_ipc_in_effect(config) or int(uid) <= SYSTEM_UID_MAX or linger:
         return "ok"
     return "fail" if rootless else "note"
+
+
+# docs/troubleshooting.md quotes them; tests/unit/test_troubleshooting_guide.py keeps both in step.
+MESSAGES = {
+    "F13": "[F13] {host}: systemd-logind RemoveIPC=yes applies to {user} (uid {uid}, no linger) and dockerd runs "
+           "rootless, as that user: vLLM's semaphores vanish when this SSH session closes and the head hangs. Fix: add "
+           "RemoveIPC=no to /etc/systemd/logind.conf.d/ and restart systemd-logind, or `loginctl enable-linger "
+           "{user}`. See {doc}#f13",
+    "F13_NOTE": "NOTE [F13] {host}: RemoveIPC=yes applies to {user} (uid {uid}), but a rootful dockerd runs Ray and "
+                "vLLM as root, which it never touches: nothing to fix for the cluster.",
+}
+
+
+def logind_message(verdict: str, host: str, user: str, uid: int) -> str:
+    """What preflight says of logind_verdict's answer: F13's sentence for 'fail', its note for 'note', '' for 'ok'."""
+    key = {"fail": "F13", "note": "F13_NOTE"}.get(verdict)
+    return MESSAGES[key].format(host=host, user=user, uid=uid, doc=TROUBLESHOOTING) if key else ""

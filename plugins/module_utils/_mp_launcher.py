@@ -27,6 +27,9 @@ MESSAGES = {
            "interconnect {interface} ({ip}) within {timeout} s; its rank would wait for the rendezvous forever, "
            "with no error. Fix: check the link (`ping -I {interface} {address}`) and that firewalls admit TCP "
            "{port} from {cidr}; vllm_cluster_mp_master_port must be free on {head}.",
+    "F19_LISTEN": "[F19] {head}: {error}: rank 0 could not bind its rendezvous there either. Fix: free port {port} on "
+                  "{head} or set vllm_cluster_mp_master_port, and leave vllm_cluster_mp_master_addr empty (the head's "
+                  "interconnect address).",
     # Measured in the lab: a headless rank killed, rank 0 kept answering /health 200 while completions failed.
     "F20_RANK": "[F20] {host}: vLLM's rank {rank} (container {name}) {found}; the {ranks} ranks serve only together, "
                 "and rank 0 on {head} may still answer /health while every completion fails. Fix: read `docker logs "
@@ -70,6 +73,15 @@ def unreachable_master(host: str, address: str, port: t.Any, head: str, interfac
     """F19 for one node that could not open TCP to the master."""
     return MESSAGES["F19"].format(host=host, address=address, port=port, head=head, interface=interface, ip=ip,
                                   timeout=timeout, cidr=cidr)
+
+
+def listen_problem(head: str, rc: t.Any, error: str, port: t.Any) -> str:
+    """F19 on the head: the throwaway listener (roles/vllm_server/files/master_listener.py) could not bind the master
+    address and port (it exited non-zero with the reason on stderr); '' where it listened."""
+    if rc == 0:
+        return ""
+    return MESSAGES["F19_LISTEN"].format(head=head, error=(error or "").strip() or f"the listener exited {rc}",
+                                         port=port)
 
 
 def master_problems(head: str, address: str, head_ip: str, interface: str, cidr: str) -> list[str]:

@@ -36,6 +36,12 @@ MESSAGES: dict[str, str] = {
         "Fix: make --node-ip-address and VLLM_HOST_IP the same interconnect address (re-run site.yml; check "
         "vllm_cluster_node_ip in host_vars/{host}). See {doc}#f2"
     ),
+    "F6": (
+        "[F6] {host}: cannot open TCP to the Ray head's GCS at {head_ip}:{port} (head {head}) from its interconnect "
+        "{interface} ({ip}) within {timeout} s; `ray start` would retry forever. Fix: check the link (`ping -I "
+        "{interface} {head_ip}`), that firewalls admit TCP {port} from {cidr}, and that the head container runs. "
+        "See {doc}#f6"
+    ),
     "F14": (
         "[F14] {host}: expected in the cluster at {expected} but no alive Ray node has that address after "
         "{timeout} s ({alive} of {expected_nodes} nodes alive). Fix: look at `docker logs` of the Ray container "
@@ -155,6 +161,14 @@ class Violation:
 
 def _message(key: str, **values: t.Any) -> str:
     return MESSAGES[key].format(doc=TROUBLESHOOTING, **values)
+
+
+def gcs_unreachable(host: str, head: str, head_ip: str, port: t.Any, interface: str, ip: str, timeout: t.Any,
+                    cidr: str) -> str:
+    """F6: a worker that could not open TCP to the head's GCS (ray_worker, before `ray start`, which would retry
+    forever)."""
+    return _message("F6", host=host, head=head, head_ip=head_ip, port=port, interface=interface, ip=ip,
+                    timeout=timeout, cidr=cidr)
 
 
 def resolve_host(address: str, hostname: str, expected_node_ips: t.Mapping[str, str]) -> str | None:

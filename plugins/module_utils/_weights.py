@@ -73,6 +73,16 @@ def transfer_plan(source: t.Mapping[str, t.Mapping[str, t.Any]],
     }
 
 
+def moves(fetches: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
+    """What the workers' plans (model_fetch's `fetch` answer by worker; None where a worker made none) ask of the run:
+    `copiers`, the workers that lack files (the head's server runs while they copy, and ends once each said it is
+    done); `copying`, whether there is any; `changing`, whether any worker needs a change at all (files, or its ref
+    moved to the head's revision)."""
+    plans = {host: fetch or {} for host, fetch in (fetches or {}).items()}
+    copiers = [host for host, fetch in plans.items() if fetch.get("to_copy")]
+    return {"copiers": copiers, "copying": bool(copiers), "changing": any(fetch.get("needed") for fetch in plans.values())}
+
+
 def human(count: t.Any) -> str:
     """Bytes as people read them (decimal units, as `df -H` and the hub's pages show sizes)."""
     value = float(count)

@@ -93,6 +93,38 @@ def test_a_role_registers_under_its_own_prefix(path):
     assert all(name.startswith(prefix) for name in registered), f"{registered} in {path.name} must start with {prefix}"
 
 
+def registered_names() -> set[str]:
+    return {task["register"] for path in task_files() for task in tasks_in(yaml.safe_load(path.read_text()) or [])
+            if "register" in task}
+
+
+def vars_reading_registered(path: pathlib.Path, registered: set[str], text: str | None = None) -> list[str]:
+    """The variables of a role's vars/main.yml whose expression reads a task's registered result."""
+    found = []
+    for name, value in (yaml.safe_load(text if text is not None else path.read_text()) or {}).items():
+        expression = yaml.safe_dump(value)
+        found += [f"{path.relative_to(ROOT)}: {name} reads {read}" for read in sorted(registered)
+                  if re.search(rf"\b{re.escape(read)}\b", expression)]
+    return found
+
+
+def test_no_role_vars_are_computed_from_a_registered_result():
+    """vars/ holds what the inventory decides; what a task found is decided in the task that reads it (a filter, in
+    a set_fact or in the vars of the task that acts on it), where the order of reads and writes is visible."""
+    registered = registered_names()
+    assert len(registered) > 20, "the registered results were not found"
+    found = [read for path in sorted((ROOT / "roles").glob("*/vars/main.yml")) for read in vars_reading_registered(path, registered)]
+    assert not found, "\n".join(found)
+
+
+def test_the_check_finds_vars_computed_from_a_registered_result():
+    # the check itself must be able to fail: the worker's start decision read from its two reads, as it once was
+    path = ROOT / "roles" / "ray_worker" / "vars" / "main.yml"
+    text = path.read_text() + "_ray_worker_x: \"{{ _ray_worker_self.containers | default({}) }}\"\n"
+    assert vars_reading_registered(path, registered_names(), text) == [
+        "roles/ray_worker/vars/main.yml: _ray_worker_x reads _ray_worker_self"]
+
+
 def test_every_call_of_common_names_an_entry_point_with_its_required_inputs():
     calls = list(common_calls())
     assert len(calls) >= 10, "the callers of _common were not found"

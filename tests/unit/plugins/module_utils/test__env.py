@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._env import env_problems, pinned_env_drift
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._env import env_problems, pinned_env_drift, pinned_env_problem
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
 
 RESERVED = ["VLLM_HOST_IP", "NCCL_SOCKET_IFNAME"]
 
@@ -58,3 +59,28 @@ PINS = {"VLLM_HOST_IP": "198.18.1.12", "NCCL_SOCKET_IFNAME": "eth1"}
 )
 def test_pinned_env_drift(case, env_list, drift):
     assert pinned_env_drift(env_list, PINS) == drift, case
+
+
+DRIFT = ["GLOO_SOCKET_IFNAME=ic0 (pinned: bogus0)", "VLLM_HOST_IP=(unset) (pinned: 198.18.1.13)"]
+
+
+@pytest.mark.parametrize(
+    "case, found, offline, expected",
+    [
+        ("every pin held", {"exists": True, "drift": []}, False, ""),
+        ("no container: named by the checks before", {"exists": False, "drift": []}, False, ""),
+        ("nothing read", None, False, ""),
+        ("two pins drifted", {"exists": True, "drift": DRIFT}, False,
+         "[F7] spark-2: container ray-w runs with GLOO_SOCKET_IFNAME=ic0 (pinned: bogus0), VLLM_HOST_IP=(unset) "
+         "(pinned: 198.18.1.13): Ray, vLLM, NCCL or Gloo there would use another address or interface than ic0 "
+         "(198.18.1.13). Fix: remove whatever set it"),
+        ("staged weights: the download risk too", {"exists": True, "drift": DRIFT[:1]}, True,
+         "than ic0 (198.18.1.13), or a rank would download weights inside vLLM's load window (F17). Fix:"),
+    ],
+)
+def test_pinned_env_problem(case, found, offline, expected):
+    problem = pinned_env_problem(found, "spark-2", "ray-w", "ic0", "198.18.1.13", offline)
+    if not expected:
+        assert problem == "", case
+    else:
+        assert expected in problem and problem.endswith(f"See {TROUBLESHOOTING}#f7"), (case, problem)

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._logind import logind_verdict, remove_ipc_in_effect
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._logind import (
+    logind_message,
+    logind_verdict,
+    remove_ipc_in_effect,
+)
 
 STOCK = "# /etc/systemd/logind.conf\n[Login]\n#RemoveIPC=yes\n"
 OFF = STOCK + "\n# /etc/systemd/logind.conf.d/50-ipc.conf\n[Login]\nRemoveIPC=no\n"
@@ -37,3 +42,19 @@ def test_remove_ipc_in_effect(case, config, expected):
 )
 def test_logind_verdict(case, config, uid, linger, rootless, verdict):
     assert logind_verdict(config, uid, linger, rootless) == verdict, case
+
+
+@pytest.mark.parametrize(
+    "verdict, start, end",
+    [
+        ("fail", "[F13] spark-1: systemd-logind RemoveIPC=yes applies to ubuntu (uid 1000, no linger) and dockerd runs "
+                 "rootless", f"`loginctl enable-linger ubuntu`. See {TROUBLESHOOTING}#f13"),
+        ("note", "NOTE [F13] spark-1: RemoveIPC=yes applies to ubuntu (uid 1000), but a rootful dockerd",
+         "nothing to fix for the cluster."),
+        ("ok", "", ""),
+    ],
+)
+def test_logind_message(verdict, start, end):
+    message = logind_message(verdict, "spark-1", "ubuntu", 1000)
+    assert message.startswith(start) and message.endswith(end), message
+    assert bool(message) is bool(start)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._mp_launcher import (
+    listen_problem,
     launcher_args,
     master_problems,
     node_ranks,
@@ -101,3 +102,18 @@ def test_rank_problems(containers, expected):
     for problem, start in zip(problems, expected):
         assert problem.startswith(start)
         assert "site.yml --tags vllm -e vllm_cluster_restart=true" in problem
+
+
+@pytest.mark.parametrize(
+    "rc, error, expected",
+    [
+        (0, "", ""),
+        (1, "OSError: [Errno 98] Address already in use\n",
+         "[F19] spark-1: OSError: [Errno 98] Address already in use: rank 0 could not bind its rendezvous there either. "
+         "Fix: free port 29501 on spark-1 or set vllm_cluster_mp_master_port"),
+        (1, "", "[F19] spark-1: the listener exited 1: rank 0 could not bind"),
+    ],
+)
+def test_listen_problem(rc, error, expected):
+    problem = listen_problem("spark-1", rc, error, 29501)
+    assert problem.startswith(expected) and bool(problem) is bool(expected), problem

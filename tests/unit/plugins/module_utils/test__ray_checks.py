@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_checks import (
+    gcs_unreachable,
     MESSAGES,
     check_dry_run,
     check_nodes,
@@ -185,3 +187,11 @@ def test_f22_an_alive_node_outside_the_inventory(case, unknown_nodes, kwargs, ch
             assert text in message, case
     if "F9" in checks_found:
         assert "Ray sees 2 on alive nodes" in violations[-1].message, case
+
+
+def test_gcs_unreachable_names_both_ends_the_port_and_the_fix():
+    assert gcs_unreachable("spark-2", "spark-1", "198.18.1.12", 6379, "ic0", "198.18.1.13", 30, "198.18.1.0/24") == (
+        "[F6] spark-2: cannot open TCP to the Ray head's GCS at 198.18.1.12:6379 (head spark-1) from its interconnect "
+        "ic0 (198.18.1.13) within 30 s; `ray start` would retry forever. Fix: check the link (`ping -I ic0 "
+        "198.18.1.12`), that firewalls admit TCP 6379 from 198.18.1.0/24, and that the head container runs. "
+        f"See {TROUBLESHOOTING}#f6")

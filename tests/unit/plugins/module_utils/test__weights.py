@@ -9,6 +9,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights imp
     final_problems,
     human,
     is_hub_id,
+    moves,
     report,
     repo_folder,
     revision_problems,
@@ -143,3 +144,21 @@ def test_report(fetch, url, expected):
 def test_final_problems(fetch, expected):
     problems = final_problems(fetch, "spark-2", SNAPSHOT, "spark-1")
     assert len(problems) == len(expected) and all(p.startswith(e) for p, e in zip(problems, expected))
+
+
+@pytest.mark.parametrize(
+    "case, fetches, expected",
+    [
+        ("no worker", {}, {"copiers": [], "copying": False, "changing": False}),
+        ("every worker holds the head's copy", {"spark-2": {"to_copy": [], "needed": False}},
+         {"copiers": [], "copying": False, "changing": False}),
+        ("one lacks files", {"spark-2": {"to_copy": ["model.safetensors"], "needed": True},
+                             "spark-3": {"to_copy": [], "needed": False}},
+         {"copiers": ["spark-2"], "copying": True, "changing": True}),
+        ("only a ref moved: a change, no copy", {"spark-2": {"to_copy": [], "needed": True}},
+         {"copiers": [], "copying": False, "changing": True}),
+        ("a worker without a plan", {"spark-2": None}, {"copiers": [], "copying": False, "changing": False}),
+    ],
+)
+def test_moves(case, fetches, expected):
+    assert moves(fetches) == expected, case

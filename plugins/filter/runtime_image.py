@@ -21,7 +21,7 @@ options:
     description: The runtime image's name (C(vllm_cluster_image)).
     type: str
     required: true
-  record:
+  record_path:
     description: The path of the node's record of the image's versions.
     type: str
     required: true

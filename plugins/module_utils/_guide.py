@@ -21,6 +21,7 @@ def with_guide(problems: t.Iterable[str]) -> str:
     sections = []
     for code in re.findall(r"\[F(\d+)\]", text):
         section = f"{TROUBLESHOOTING}#f{code}"
-        if section not in sections and section not in text:
+        # #f1 is not cited by a #f19 in the text
+        if section not in sections and not re.search(re.escape(section) + r"(?!\d)", text):
             sections.append(section)
     return " ".join([text] + [f"See {section}" for section in sections]) if sections else text

@@ -29,11 +29,12 @@ MESSAGES = {
 
 
 def cidr_is_ipv4_network(cidr: t.Any) -> bool:
-    """An IPv4 network written with its prefix length (host bits may be set: 198.18.1.12/24 names 198.18.1.0/24)."""
+    """An IPv4 network written as one, with its prefix length: no host bits set (198.18.1.12/24 is an address, and the
+    firewall's rules and preflight's checks read the value as written), no blanks around it."""
     if not isinstance(cidr, str) or "/" not in cidr:
         return False
     try:
-        return ipaddress.ip_network(cidr.strip(), strict=False).version == 4
+        return ipaddress.ip_network(cidr).version == 4
     except ValueError:
         return False
 

@@ -94,8 +94,16 @@ def test_a_role_registers_under_its_own_prefix(path):
 
 
 def registered_names() -> set[str]:
-    return {task["register"] for path in task_files() for task in tasks_in(yaml.safe_load(path.read_text()) or [])
-            if "register" in task}
+    """What tasks found: their registered results, and the facts _common's entry points set for their callers (named
+    by _common_result)."""
+    names = set()
+    for path in task_files():
+        for task in tasks_in(yaml.safe_load(path.read_text()) or []):
+            names.update([task["register"]] if "register" in task else [])
+            include = task.get("ansible.builtin.include_role") or task.get("include_role") or {}
+            result = (task.get("vars") or {}).get("_common_result") or (include.get("vars") or {}).get("_common_result")
+            names.update([result] if isinstance(result, str) and "{" not in result else [])
+    return names
 
 
 def vars_reading_registered(path: pathlib.Path, registered: set[str], text: str | None = None) -> list[str]:
@@ -115,6 +123,14 @@ def test_no_role_vars_are_computed_from_a_registered_result():
     assert len(registered) > 20, "the registered results were not found"
     found = [read for path in sorted((ROOT / "roles").glob("*/vars/main.yml")) for read in vars_reading_registered(path, registered)]
     assert not found, "\n".join(found)
+
+
+def test_the_check_finds_vars_computed_from_a_result_of_common():
+    # vLLM's "secrets changed" read from what _common's env file entry point returned, as it once was
+    path = ROOT / "roles" / "vllm_server" / "vars" / "main.yml"
+    text = path.read_text() + "_vllm_server_x: \"{{ _vllm_server_env_result.changed | default(false) }}\"\n"
+    assert vars_reading_registered(path, registered_names(), text) == [
+        "roles/vllm_server/vars/main.yml: _vllm_server_x reads _vllm_server_env_result"]
 
 
 def test_the_check_finds_vars_computed_from_a_registered_result():

@@ -19,6 +19,8 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide impor
          f"[F19] a. See {TROUBLESHOOTING}#f19 [F20] b. See {TROUBLESHOOTING}#f20"),
         ("f1 cited does not count for f10", [f"[F1] a. See {TROUBLESHOOTING}#f1", "[F10] b."],
          f"[F1] a. See {TROUBLESHOOTING}#f1 [F10] b. See {TROUBLESHOOTING}#f10"),
+        ("f10 cited does not count for f1", [f"[F10] a. See {TROUBLESHOOTING}#f10", "[F1] b."],
+         f"[F10] a. See {TROUBLESHOOTING}#f10 [F1] b. See {TROUBLESHOOTING}#f1"),
         ("no failure mode named: nothing cited", ["spark-1: the port is taken."], "spark-1: the port is taken."),
         ("empty problems dropped", ["", "[F6] x."], f"[F6] x. See {TROUBLESHOOTING}#f6"),
     ],

@@ -21,7 +21,8 @@ def groups(head=("spark-1",), workers=("spark-2",), cluster=("spark-1", "spark-2
     "cidr, network",
     [
         ("198.18.1.0/24", True),
-        ("198.18.1.12/24", True),  # host bits set: still names the network
+        ("198.18.1.12/24", False),  # host bits set: an address, refused as ansible.utils.ipv4 did
+        (" 198.18.1.0/24", False),  # written with a blank: refused as ansible.utils.ipv4 did
         ("198.18.1.0/33", False),
         ("198.18.1.0", False),  # an address, not a network
         ("fd00::/64", False),

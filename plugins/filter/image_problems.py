@@ -9,8 +9,8 @@ short_description: What docker_runtime refuses of the runtime image on one node 
 version_added: 0.4.0
 author: inferops engineering (@inferops)
 description:
-  - In the order they are judged, each a sentence naming the node, the image, the fix and the guide's section:
-    the image's name re-pointed since the last run that passed (F29, the sentence of
+  - Each problem is a sentence naming the node, the image, the fix and the guide's section.
+  - In the order they are judged, the image's name re-pointed since the last run that passed (F29, the sentence of
     P(inferops.vllm_cluster.image_repointed#filter), passed in); Ray not importable where the backend runs Ray
     (F11); vLLM older than the inventory requires (F24, P(inferops.vllm_cluster.vllm_version_problem#filter)).
 options:

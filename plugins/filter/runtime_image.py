@@ -11,7 +11,7 @@ author: inferops engineering (@inferops)
 description:
   - From M(inferops.vllm_cluster.node_state)'s read of the node (the image's ID, the versions recorded for an image
     ID) and, where it ran, the throwaway container that prints the versions the image carries.
-  - An image ID names its content: a complete record of this ID stands, and RV(_value.needs_reading) is false.
+  - An image ID names its content, so a complete record of this ID stands and RV(_value.needs_reading) is false.
 options:
   _input:
     description: node_state's read of the node, with O(image) among its C(images) and O(record) among its C(records).
@@ -49,14 +49,30 @@ _value:
   description: What is known of the image on the node.
   type: dict
   contains:
-    host: {description: The node., type: str}
-    image_id: {description: The image's ID; empty where the node holds no such image., type: str}
-    needs_reading: {description: Whether its versions must be read from the image (no complete record of this ID)., type: bool}
-    versions: {description: The versions (and import errors) recorded or read., type: dict}
-    ray_version: {description: Ray's version; empty where it did not import., type: str}
-    vllm_version: {description: vLLM's version; empty where it could not be read., type: str}
-    detail: {description: The container's last line where it printed no versions (why)., type: str}
-    record: {description: What to record on the node (image ID and versions) where the container answered; null otherwise., type: dict}
+    host:
+      description: The node.
+      type: str
+    image_id:
+      description: The image's ID; empty where the node holds no such image.
+      type: str
+    needs_reading:
+      description: Whether its versions must be read from the image (no complete record of this ID).
+      type: bool
+    versions:
+      description: The versions (and import errors) recorded or read.
+      type: dict
+    ray_version:
+      description: Ray's version; empty where it did not import.
+      type: str
+    vllm_version:
+      description: vLLM's version; empty where it could not be read.
+      type: str
+    detail:
+      description: The container's last line where it printed no versions (why).
+      type: str
+    record:
+      description: What to record on the node (image ID and versions) where the container answered; null otherwise.
+      type: dict
 """
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._images import runtime_image

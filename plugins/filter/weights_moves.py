@@ -30,9 +30,16 @@ _value:
   description: What moves.
   type: dict
   contains:
-    copiers: {description: The workers that lack files., type: list, elements: str}
-    copying: {description: Whether any worker lacks files., type: bool}
-    changing: {description: Whether any worker needs a change (files or its ref)., type: bool}
+    copiers:
+      description: The workers that lack files.
+      type: list
+      elements: str
+    copying:
+      description: Whether any worker lacks files.
+      type: bool
+    changing:
+      description: Whether any worker needs a change (files or its ref).
+      type: bool
 """
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights import moves

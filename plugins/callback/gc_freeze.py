@@ -6,20 +6,22 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 name: gc_freeze
 type: aggregate
-short_description: Spares the controller's garbage collector the objects every task's forked workers inherit
+short_description: Keeps Python's collector off the heap every task's forked workers inherit from the controller
 version_added: 0.4.0
 author: inferops engineering (@inferops)
 description:
-  - Ansible forks one worker per host for every task. Each worker inherits the controller's heap, and the
-    collector's passes over it (in the controller between tasks, in each worker) touch every object it tracks,
-    which costs CPU in the controller and copies the touched pages into each worker. C(gc.freeze()) before each task
-    moves what the controller holds into the collector's permanent generation, as CPython's documentation advises
-    before a fork; objects made later are collected as usual.
-  - Measured on the lab (docs/benchmarks.md), a run that changes nothing spends about a tenth less CPU in the
-    controller. A cycle of objects that became garbage before a task starts is not freed until the run ends (a few
-    MB in a run of site.yml).
-  - Prints nothing. The collection's C(ansible.cfg) enables it (C(callbacks_enabled)); a run without it behaves the
-    same, only slower.
+  - Ansible forks one worker per host for every task, and each inherits the controller's heap. The collector's full
+    passes over that heap (in the controller between tasks, in a worker while it runs) walk every object it tracks,
+    which costs CPU and, in a worker, copies pages it would otherwise share. Right before each worker is forked, this
+    callback moves what the controller holds into the collector's permanent generation (C(gc.freeze())), the step
+    CPython's documentation advises before a fork; objects made later are collected as usual. Workers still copy
+    the pages whose reference counts they change.
+  - At the start of each play the controller's heap is handed back to the collector and collected once, then frozen
+    again, so what a play left behind (its tasks, their results) is freed, and what freezing keeps from the collector
+    is bounded by one play's garbage.
+  - Measured on the lab (docs/benchmarks.md), a run of site.yml that changes nothing spends about a tenth less CPU.
+  - Prints nothing. Runs from the collection's checkout have it through its C(ansible.cfg); a run without it behaves
+    the same, only slower. C(ANSIBLE_CALLBACKS_ENABLED) replaces C(callbacks_enabled), so name it there too.
 requirements:
   - Enabled with C(callbacks_enabled = inferops.vllm_cluster.gc_freeze) in C([defaults]) of ansible.cfg.
 """
@@ -35,9 +37,12 @@ class CallbackModule(CallbackBase):
     CALLBACK_NAME = "inferops.vllm_cluster.gc_freeze"
     CALLBACK_NEEDS_ENABLED = True
 
-    def v2_playbook_on_task_start(self, task, is_conditional):
-        # before the task's workers are forked: the strategy announces a task, then queues it per host
+    def v2_playbook_on_play_start(self, play):
+        # once a play: what the last one left is collected, then the heap is frozen again
+        gc.unfreeze()
+        gc.collect()
         gc.freeze()
 
-    def v2_playbook_on_handler_task_start(self, task):
+    def v2_runner_on_start(self, host, task):
+        # sent by the controller right before it forks the worker for this host and task
         gc.freeze()

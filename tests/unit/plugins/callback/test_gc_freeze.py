@@ -5,8 +5,10 @@ from __future__ import annotations
 import configparser
 import gc
 import pathlib
+import weakref
 
 import pytest
+import yaml
 
 from ansible_collections.inferops.vllm_cluster.plugins.callback.gc_freeze import CallbackModule
 
@@ -20,25 +22,47 @@ def unfrozen():
     gc.unfreeze()
 
 
-@pytest.mark.parametrize("event", ["v2_playbook_on_task_start", "v2_playbook_on_handler_task_start"])
-def test_each_task_start_freezes_what_the_controller_holds_then(unfrozen, event):
-    start = getattr(CallbackModule(), event)
-    args = (None, False) if event == "v2_playbook_on_task_start" else (None,)
+def test_each_fork_is_preceded_by_a_freeze_of_what_the_controller_holds_then(unfrozen):
+    callback = CallbackModule()
     held = [[i] for i in range(100)]  # lists: always tracked by the collector
     assert gc.get_freeze_count() == 0
-    start(*args)
+    callback.v2_runner_on_start(None, None)
     frozen = gc.get_freeze_count()
     assert frozen >= len(held)
-    # what is made after the freeze is the collector's as usual, until the next task starts
+    # what is made after the freeze is the collector's as usual, until the next worker is forked
     later = [[i] for i in range(100)]
     assert gc.get_freeze_count() == frozen
-    start(*args)
+    callback.v2_runner_on_start(None, None)
     assert gc.get_freeze_count() >= frozen + len(later)
+
+
+def test_a_play_start_frees_the_garbage_the_freezes_kept(unfrozen):
+    callback = CallbackModule()
+    callback.v2_runner_on_start(None, None)
+    marker = type("Marker", (), {})()
+    marker.self = marker  # a cycle holding an object that takes a weak reference
+    gone = weakref.ref(marker)
+    callback.v2_runner_on_start(None, None)
+    del marker
+    gc.collect()
+    assert gone() is not None, "frozen: the collector leaves it"
+    callback.v2_playbook_on_play_start(None)
+    assert gone() is None, "a play start collects what the freezes kept"
+    assert gc.get_freeze_count() > 0, "and freezes again"
+
+
+def test_ansible_loads_it_with_both_events():
+    from ansible.plugins.loader import callback_loader
+
+    plugin = callback_loader.get("inferops.vllm_cluster.gc_freeze")
+    assert plugin is not None
+    plugin._init_callback_methods()  # pylint: disable=protected-access
+    assert {"v2_runner_on_start", "v2_playbook_on_play_start"} <= plugin._implemented_callback_methods  # pylint: disable=protected-access
 
 
 def test_the_collections_ansible_cfg_and_molecule_enable_it():
     config = configparser.ConfigParser()
     config.read(REPO / "ansible.cfg")
     assert "inferops.vllm_cluster.gc_freeze" in [c.strip() for c in config["defaults"]["callbacks_enabled"].split(",")]
-    molecule = (REPO / ".config" / "molecule" / "config.yml").read_text()
-    assert "callbacks_enabled: inferops.vllm_cluster.gc_freeze" in molecule
+    molecule = yaml.safe_load((REPO / ".config" / "molecule" / "config.yml").read_text())
+    assert molecule["provisioner"]["config_options"]["defaults"]["callbacks_enabled"] == "inferops.vllm_cluster.gc_freeze"

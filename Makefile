@@ -2,7 +2,7 @@
 #   make lab        set up this machine, build the lab images, start the lab, run site.yml on it
 #   make lab-down   remove the lab (containers, networks, volumes labelled inferops.vllm_cluster.lab)
 #   make lab-reset  empty the running lab's nodes (containers, the collection's files; images and the head's model stay)
-#   make test       everything CI runs, on one lab, static checks beside it (tests/suite/run; ~48 min)
+#   make test       everything CI runs, on one lab, static checks beside it (tests/suite/run; ~40-45 min)
 #   make test-fast  lint, unit tests, sanity: no lab, a few minutes
 #   make integration K=EXPR   integration tests matching EXPR (pytest -k) against the lab that is up
 #   make verify S=SCENARIO    one molecule scenario's verify against the lab that is up (converged for it)

@@ -15,6 +15,11 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide impor
 
 # What a missing version reads as, where nothing says why.
 NOT_PRESENT = "image not present"
+# What the container that reads the versions may say (roles/docker_runtime/files/image_versions.py). The image is
+# whatever the inventory names: its answer is kept to these keys, each one line of at most ANSWER_LIMIT characters,
+# and never names the image ID it is recorded under.
+ANSWER_KEYS = ("ray_version", "vllm_version", "ray_error", "vllm_error")
+ANSWER_LIMIT = 300
 
 # docs/troubleshooting.md quotes them; tests/unit/test_troubleshooting_guide.py keeps both in step.
 MESSAGES = {
@@ -51,18 +56,23 @@ def runtime_image(node: t.Mapping[str, t.Any], image: str, record_path: str, hos
     if not recorded and probe and not probe.get("skipped"):
         output = (probe.get("container") or {}).get("Output") or probe.get("msg") or ""
         lines = str(output).splitlines()
-        detail = lines[-1] if lines else ""
+        detail = " ".join(lines[-1].split())[:ANSWER_LIMIT] if lines else ""
         if probe.get("status", 1) == 0 and lines:
             try:
                 answer = json.loads(lines[-1])
             except ValueError:
                 answer = None
             if isinstance(answer, dict):
-                versions, detail = answer, ""
-                write = dict({"image_id": image_id}, **answer)
+                versions, detail = _kept(answer), ""
+                write = dict(versions, image_id=image_id)
     return {"host": host, "image_id": image_id, "needs_reading": bool(image_id) and not recorded,
             "versions": versions, "ray_version": str(versions.get("ray_version") or ""),
             "vllm_version": str(versions.get("vllm_version") or ""), "detail": detail, "record": write}
+
+
+def _kept(answer: t.Mapping[str, t.Any]) -> dict[str, str]:
+    """The container's answer as far as it is asked: the known keys, each a single line, bounded."""
+    return {key: " ".join(str(answer[key]).split())[:ANSWER_LIMIT] for key in ANSWER_KEYS if key in answer}
 
 
 def image_problems(found: t.Mapping[str, t.Any], image: str, needs_ray: bool, min_version: str,

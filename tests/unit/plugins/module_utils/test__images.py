@@ -108,6 +108,9 @@ def container(status, output):
 
 
 SKIPPED = {"skipped": True, "changed": False}
+# an image's error that would print a line of its own, and run long: one line, bounded
+HOSTILE = "x\n[F11] spark-1: fine" + "y" * 400
+HOSTILE_KEPT = ("x [F11] spark-1: fine" + "y" * 400)[:300]
 
 
 @pytest.mark.parametrize(
@@ -137,10 +140,8 @@ SKIPPED = {"skipped": True, "changed": False}
         ("the container printed no JSON: its line says why, nothing recorded", node(A), None, container(0, "hello"),
          A, True, {}, "hello", None),
         ("an image that answers more than asked: its keys kept to the versions, the record under its own ID",
-         node(A), None, container(0, json.dumps(dict(VERSIONS, image_id=B, ray_error="x\n[F11] spark-1: fine" + "y" * 400,
-                                                    extra={"a": 1}))),
-         A, True, dict(VERSIONS, ray_error=("x [F11] spark-1: fine" + "y" * 400)[:300]), "",
-         dict(VERSIONS, ray_error=("x [F11] spark-1: fine" + "y" * 400)[:300], image_id=A)),
+         node(A), None, container(0, json.dumps(dict(VERSIONS, image_id=B, extra={"a": 1}, ray_error=HOSTILE))),
+         A, True, dict(VERSIONS, ray_error=HOSTILE_KEPT), "", dict(VERSIONS, ray_error=HOSTILE_KEPT, image_id=A)),
         ("the container did not start: the module's message", node(A), None,
          {"status": None, "msg": "Error starting container", "failed": True}, A, True, {}, "Error starting container",
          None),

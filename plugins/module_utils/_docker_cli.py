@@ -17,6 +17,8 @@ import typing as t
 
 # timeout(1) exits 124 when the command ran out of time.
 TIMED_OUT = 124
+# Seconds an engine that answers at all takes, at most, to say whether it runs (`docker version`, a first inspect).
+ENGINE_ANSWER_TIMEOUT = 30
 
 
 class DockerError(Exception):
@@ -39,14 +41,15 @@ class DockerCli:
 
     def ping(self) -> str:
         """The engine's version; DockerError when no engine answers at the host."""
-        rc, out, err = self._run(["version", "--format", "{{.Server.Version}}"], timeout=min(self.timeout, 30))
+        rc, out, err = self._run(["version", "--format", "{{.Server.Version}}"],
+                                 timeout=min(self.timeout, ENGINE_ANSWER_TIMEOUT))
         if rc != 0 or not out.strip():
             raise DockerError((err or out).strip().splitlines()[-1] if (err or out).strip() else f"docker version exited {rc}")
         return out.strip()
 
-    def inspect(self, container: str) -> dict[str, t.Any] | None:
+    def inspect(self, container: str, timeout: int | None = None) -> dict[str, t.Any] | None:
         """The container's `docker inspect` document; None when no such container exists."""
-        rc, out, err = self._run(["container", "inspect", container])
+        rc, out, err = self._run(["container", "inspect", container], timeout=timeout)
         if rc != 0:
             if "no such" in (err or "").lower():
                 return None

@@ -123,11 +123,14 @@ class ProbeSession:
             self._process = None
 
 
-def container_session(client: t.Any, container: str, python: str, limit: int) -> ProbeSession:
-    """A ProbeSession in a running container (a _docker_cli.DockerCli), bounded as a whole by limit seconds."""
+def container_session(client: t.Any, container: str, python: str, limit: int,
+                      inspect_timeout: int | None = None) -> ProbeSession:
+    """A ProbeSession in a running container (a _docker_cli.DockerCli), bounded as a whole by limit seconds; the
+    container's state read first (bounded by inspect_timeout), which raises DockerError where the engine does not
+    answer."""
     from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import status
 
-    state = status(client.inspect(container))
+    state = status(client.inspect(container, timeout=inspect_timeout))
     if state == "absent":
         raise ProbeError(
             f"container {container!r} does not exist on this host; is the Ray head deployed (site.yml --tags ray_head)?"

@@ -96,9 +96,9 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._secrets imp
 
 
 def read_processes(client: DockerCli, container: str, names: list[str]) -> dict | None:
-    """READ_PROCESSES' answer from inside container; None when the container does not run (or stopped meanwhile)."""
-    if status(client.inspect(container)) != "running":
-        return None
+    """READ_PROCESSES' answer from inside container; None when the container does not run (or stopped meanwhile).
+    Asked straight away: the container's state is read only where the answer fails (a serving node's check is one
+    docker CLI call a container, not two)."""
     rc, out, err = client.exec(container, ["python3", "-c", READ_PROCESSES, json.dumps(sorted(names)), SECRET_NAME_PATTERN])
     if rc != 0:
         if status(client.inspect(container)) != "running":

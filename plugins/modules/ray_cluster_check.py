@@ -246,7 +246,12 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._containers import ended_under
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import DockerCli, DockerError, status
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import (
+    ENGINE_ANSWER_TIMEOUT,
+    DockerCli,
+    DockerError,
+    status,
+)
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._network import parse_cidr
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_checks import (
     check_dry_run,
@@ -316,18 +321,22 @@ def main() -> None:
         # every call is bounded; the longest is a probe's exec, with its own deadline inside
         longest = max(p["timeout"], 2 * p["dry_run_timeout"], p["vllm_timeout"]) + PROBE_GRACE + 30
         client = DockerCli(module.run_command, docker, p["docker_host"], longest)
-        try:
-            client.ping()
-        except DockerError as exc:
-            module.fail_json(msg=f"Could not reach the Docker daemon at {p['docker_host']}: {exc}", violations=[])
 
         # one probe process answers the check's every step (table, dry-run, vLLM's ranks): Ray's import and
-        # ray.init once. Ended when the module ends, however it ends.
+        # ray.init once. Ended when the module ends, however it ends. The session's first call (the head's
+        # `docker inspect`, bounded as `docker version` would be) is what tells an engine that does not answer: no
+        # call of its own for that (each docker CLI call inside a node costs 0.05-0.1 s on the lab).
         sessions = []
 
         def probe(params):
             if not sessions:
-                sessions.append(container_session(client, p["container"], p["python"], 3 * longest))
+                try:
+                    session = container_session(client, p["container"], p["python"], 3 * longest,
+                                                inspect_timeout=min(longest, ENGINE_ANSWER_TIMEOUT))
+                except DockerError as exc:
+                    module.fail_json(msg=f"Could not reach the Docker daemon at {p['docker_host']}: {exc}",
+                                     violations=[])
+                sessions.append(session)
                 atexit.register(sessions[0].close)
             return sessions[0].ask(params)
     else:
@@ -400,13 +409,14 @@ def check_vllm(module, p, client, probe, nodes):
     head = next((n.host for n in nodes if n.alive and n.head and n.host), "head")
     try:
         server = client.inspect(name)
-        ray_head = client.inspect(p["container"])
+        if server is None:
+            return {"status": "not running", "detail": f"no container {name}"}, []
+        state = server.get("State") or {}
+        running = status(server) == "running"
+        # the head's own state only matters for a server that ended (did it end under a running head?)
+        ray_head = None if running else client.inspect(p["container"])
     except DockerError as exc:
         module.fail_json(msg=f"Could not read container {name}: {exc}", violations=[])
-    if server is None:
-        return {"status": "not running", "detail": f"no container {name}"}, []
-    state = server.get("State") or {}
-    running = status(server) == "running"
     died_under_ray = ended_under(state, (ray_head or {}).get("State"))
     status_ = {"running": running, "died_under_ray": died_under_ray, "finished": (state.get("FinishedAt") or "")[:19],
                "exit_code": state.get("ExitCode")}

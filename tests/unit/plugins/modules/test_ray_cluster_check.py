@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from ansible.module_utils.testing import patch_module_args
@@ -93,3 +94,18 @@ def test_an_unknown_node_warns_when_asked_to_and_is_not_counted(monkeypatch, cap
     assert not warned.get("failed")
     assert [u["address"] for u in warned["unknown_nodes"]] == ["198.18.1.14"]
     assert warned["unknown_nodes"][0]["message"].startswith("[F22] 198.18.1.14:")
+
+
+def test_the_heads_state_is_the_first_docker_call_no_version_call_before_it(monkeypatch, capsys, tmp_path):
+    """Each docker CLI call costs 0.05-0.1 s inside a node: the engine's answer is the head's inspect itself."""
+    docker = tmp_path / "docker"
+    docker.write_text('#!/bin/sh\nshift 2\necho "$1 $2 $3" >> "$CALLS"\n'
+                      'echo \'[{"State": {"Status": "exited", "ExitCode": 137}}]\'\n')
+    docker.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    monkeypatch.setenv("CALLS", str(tmp_path / "calls"))
+    with patch_module_args(dict(ARGS, container="ray-head")), pytest.raises(SystemExit):
+        ray_cluster_check.main()
+    result = json.loads(capsys.readouterr().out)
+    assert result["failed"] is True and "'ray-head' is exited, not running" in result["msg"]
+    assert (tmp_path / "calls").read_text().splitlines() == ["container inspect ray-head"]

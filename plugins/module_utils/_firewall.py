@@ -15,6 +15,7 @@ Private to the collection.
 
 from __future__ import annotations
 
+import re
 import typing as t
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ports import tcp_port
@@ -31,6 +32,7 @@ MESSAGES = {
                    "(ray_firewall_ssh_port, ray_firewall_management_ports) or the controller's network "
                    "(ray_firewall_allowed_cidrs); behind a jump host set ray_firewall_confirm_port to the port "
                    "the controller reaches, or 0 to rely on Ansible's reconnection alone.",
+    "table": "{spec!r} names no nftables table: write the family and the name, e.g. 'inet vllm_cluster'.",
     "stuck": "{host}: the firewall would cut Ansible off ({attempt}: {error}) and the rules it had before were "
              "not put back within {seconds} s. Fix: on the console, `nft delete table inet {table}`, then correct "
              "the ports as above.",
@@ -78,3 +80,24 @@ def confirm_message(host: str, address: str, port: t.Any, error: str, seconds: t
     attempt = ("Ansible's new connection to the node" if by_reconnection
                else f"a new connection from the controller to {address}:{port}")
     return MESSAGES[key].format(host=host, attempt=attempt, error=error or "no answer", seconds=seconds, table=table)
+
+
+# nft's address families, and a table name nft takes as one word
+TABLE_FAMILIES = ("inet", "ip", "ip6", "arp", "bridge", "netdev")
+_TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
+# what a shell answers for a command it cannot find
+NOT_FOUND = 127
+
+
+def table_in_force(run_command: t.Callable[..., t.Any], nft: str | None, spec: str) -> dict[str, t.Any]:
+    """The table spec ('<family> <name>') names, as `nft list table` shows it in force, in the shape the command
+    module registers (rc, stdout, stderr): rc 0 with its rules where the table is loaded, nft's own error where it
+    is not (a reboot without the boot unit, `nft flush ruleset`), NOT_FOUND where the node has no nft. ValueError
+    for a spec that names no table (it goes to nft as arguments, never through a shell)."""
+    words = str(spec).split()
+    if len(words) != 2 or words[0] not in TABLE_FAMILIES or not _TABLE_NAME.match(words[1]):
+        raise ValueError(MESSAGES["table"].format(spec=spec))
+    if not nft:
+        return {"rc": NOT_FOUND, "stdout": "", "stderr": "nft: command not found"}
+    rc, out, err = run_command([nft, "list", "table"] + words)
+    return {"rc": rc, "stdout": out, "stderr": err}

@@ -58,6 +58,13 @@ options:
         container holds otherwise (F7), never the rest of its environment.
     type: dict
     default: {}
+  nft_tables:
+    description:
+      - nftables tables, each C(<family> <name>) (e.g. C(inet vllm_cluster)), to list as they are in force
+        (RV(nft_tables)): the firewall's rules are the node's state too, read with the files they load from.
+    type: list
+    elements: str
+    default: []
   engine:
     description:
       - Ask the Docker engine first whether it answers (C(docker version), as the collection's F26 check does), and
@@ -132,6 +139,14 @@ engine:
   returned: always
   type: dict
   sample: {rc: 0, stdout: "28.5.1", stderr: "", answers: true}
+nft_tables:
+  description:
+    - By table as given, C(nft list table)'s answer in the command module's shape; C(rc) 0 with the rules where
+      the table is loaded, nft's error where it is not, 127 where the node has no nft.
+  returned: always
+  type: dict
+  sample:
+    inet vllm_cluster: {rc: 0, stdout: "table inet vllm_cluster {...}", stderr: ""}
 clock:
   description: The node's clock (seconds since the epoch) when the read ended.
   returned: always
@@ -144,6 +159,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import DockerCli, DockerError
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._engine import ask
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._firewall import table_in_force
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._node_state import docker_questions, read
 
 
@@ -156,6 +172,7 @@ def main() -> None:
                                           "records": {"type": "list", "elements": "str", "default": []},
                                           "python_modules": {"type": "list", "elements": "str", "default": []},
                                           "pinned_env": {"type": "dict", "default": {}},
+                                          "nft_tables": {"type": "list", "elements": "str", "default": []},
                                           "engine": {"type": "bool", "default": False},
                                           "docker_host": {"type": "str", "default": "unix:///var/run/docker.sock"},
                                           "timeout": {"type": "int", "default": 30}},
@@ -173,7 +190,12 @@ def main() -> None:
                      params["python_modules"], pinned_env, params["secret_files"])
     except DockerError as error:
         module.fail_json(msg=f"{error}", engine=engine)
-    module.exit_json(changed=False, engine=engine, **state)
+    nft = module.get_bin_path("nft") if params["nft_tables"] else None
+    try:
+        tables = {spec: table_in_force(module.run_command, nft, spec) for spec in params["nft_tables"]}
+    except ValueError as error:
+        module.fail_json(msg=f"{error}", engine=engine)
+    module.exit_json(changed=False, engine=engine, nft_tables=tables, **state)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _firewall
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._firewall import (
     admitted_ports,
     confirm_message,
@@ -68,3 +69,38 @@ def test_confirm_message_without_an_error_says_no_answer():
 def test_confirm_message_names_ansibles_reconnection_when_that_failed():
     assert ("with the new rules in force, Ansible's new connection to the node failed (timed out)"
             in confirm_message("h", "a", 22, "timed out", 30, True, "t", by_reconnection=True))
+
+
+@pytest.mark.parametrize(
+    ("nft", "answer", "expected"),
+    [
+        # loaded: the rules, as guarded_load.yml keeps them to put back
+        ("/usr/sbin/nft", (0, "table inet vllm_cluster {\n\tset management_ports {", ""),
+         {"rc": 0, "stdout": "table inet vllm_cluster {\n\tset management_ports {", "stderr": ""}),
+        # gone (a reboot without the unit, `nft flush ruleset`): nft's own error
+        ("/usr/sbin/nft", (1, "", "Error: No such file or directory"),
+         {"rc": 1, "stdout": "", "stderr": "Error: No such file or directory"}),
+        # no nft yet (the role installs it after the read): not asked
+        (None, None, {"rc": 127, "stdout": "", "stderr": "nft: command not found"}),
+    ],
+    ids=["loaded", "gone", "no-nft"],
+)
+def test_table_in_force_answers_as_the_command_module_registers(nft, answer, expected):
+    asked = []
+
+    def run_command(argv):
+        asked.append(argv)
+        return answer
+
+    assert _firewall.table_in_force(run_command, nft, "inet vllm_cluster") == expected
+    assert asked == ([[nft, "list", "table", "inet", "vllm_cluster"]] if nft else [])
+
+
+@pytest.mark.parametrize("spec", ["vllm_cluster", "inet", "inet vllm cluster", "inet; reboot", "inet $(reboot)",
+                                  "ether vllm_cluster", "inet -f/etc/shadow", ""])
+def test_a_spec_that_names_no_table_is_refused_before_nft_runs(spec):
+    def run_command(argv):
+        raise AssertionError(f"nft ran with {argv}")
+
+    with pytest.raises(ValueError, match="names no nftables table"):
+        _firewall.table_in_force(run_command, "/usr/sbin/nft", spec)

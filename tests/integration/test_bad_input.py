@@ -20,6 +20,21 @@ def test_parallelism_above_the_inventorys_gpus(lab, tmp_path, unchanged):
 
 
 @pytest.mark.readonly
+def test_settings_of_the_wrong_kind_are_refused_in_one_task_of_the_run(lab, tmp_path, unchanged):
+    """Every role's settings checked once, in the run's first play (module settings_check): each refused value and
+    its role's README named, before anything changes; no role's `main` entry point checked play after play, and
+    the merged spec (hundreds of lines) not printed."""
+    output = lab.expect_failure(
+        tmp_path,
+        ["spark-1: values the collection's roles refuse:", "value of preflight_logind_remove_ipc must be one of: fail, warn, got: maybe",
+         "argument 'ray_firewall_confirm_timeout' is of type str and we were unable to convert to int",
+         "each role's README lists its settings (roles/preflight/README.md, roles/ray_firewall/README.md)"],
+        "-e", json.dumps({"preflight_logind_remove_ipc": "maybe", "ray_firewall_confirm_timeout": "soon"}))
+    assert "Validating arguments against arg spec" not in output
+    assert "argument_spec_data" not in output and output.count("description:") == 0, output[-3000:]
+
+
+@pytest.mark.readonly
 def test_empty_model(lab, tmp_path, unchanged):
     lab.expect_failure(tmp_path, ["vllm_server_model is empty: vLLM would have nothing to serve"], "-e", "vllm_server_model=")
 

@@ -12,29 +12,37 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 ROLES = sorted(p for p in (REPO / "roles").iterdir() if p.is_dir())
 
 
-# vllm_cluster's settings are the run's: its derive.yml checks them once per run against this entry point, where
-# Ansible would check a `main` one at the start of every play (every role of the collection depends on it).
-PUBLIC_ENTRY_POINT = {"vllm_cluster": "settings"}
+# The settings are the run's: vllm_cluster's derive.yml checks every role's `settings` entry point once per run
+# (module settings_check), where Ansible would check a `main` one at the start of every play that runs the role.
+PUBLIC_ENTRY_POINT = "settings"
 
 
-def test_the_shared_settings_are_checked_once_per_run_against_their_spec():
+def test_every_roles_settings_are_checked_once_per_run_against_their_spec():
+    for role in ROLES:
+        specs = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]
+        if not role.name.startswith("_"):
+            assert "main" not in specs, f"{role.name}: a main entry point is checked by Ansible in every play: keep it `settings`"
+            assert PUBLIC_ENTRY_POINT in specs, role.name
     role = REPO / "roles" / "vllm_cluster"
-    specs = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]
-    assert "main" not in specs, "a main entry point is checked by Ansible in every play: keep it `settings`"
     tasks = yaml.safe_load((role / "tasks" / "derive.yml").read_text())
-    checks = [task for task in tasks if "ansible.builtin.validate_argument_spec" in task]
+    checks = [task for task in tasks if "inferops.vllm_cluster.settings_check" in task]
     assert len(checks) == 1 and "argument_specs.settings.options" in str(checks[0]), checks
     assert tasks.index(checks[0]) < 2, "the settings are checked before anything is derived from them"
     main = yaml.safe_load((role / "tasks" / "main.yml").read_text())
     assert [task.get("ansible.builtin.include_tasks") for task in main] == ["derive.yml"]
+    # every other role depends on vllm_cluster, so any play of the collection's roles runs the check
+    for other in ROLES:
+        if other.name not in ("vllm_cluster", "_common"):
+            meta = yaml.safe_load((other / "meta" / "main.yml").read_text())
+            assert {"role": "inferops.vllm_cluster.vllm_cluster"} in meta["dependencies"], other.name
 
 
 @pytest.mark.parametrize("role", ROLES, ids=lambda p: p.name)
 def test_defaults_specs_and_readme_agree(role):
     specs = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]
-    # A role's public variables are its main entry point's (vllm_cluster's: `settings`, see below); the private
-    # _common has only entry points of its own.
-    entry_points = specs.values() if role.name == "_common" else [specs[PUBLIC_ENTRY_POINT.get(role.name, "main")]]
+    # A role's public variables are its `settings` entry point's (see above); the private _common has only entry
+    # points of its own.
+    entry_points = specs.values() if role.name == "_common" else [specs[PUBLIC_ENTRY_POINT]]
     options = {name for spec in entry_points for name in spec.get("options") or {}}
     defaults_file = role / "defaults" / "main.yml"
     defaults = set(yaml.safe_load(defaults_file.read_text()) or {}) if defaults_file.exists() else set()

@@ -1,0 +1,75 @@
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Every role's settings as one argument spec, checked once per run (action settings_check, in vllm_cluster's
+derive.yml).
+
+Ansible checks a role's `main` entry point at the start of every play that runs the role: one task each, twelve in a
+run of site.yml, the validate play's among them. The collection's roles name their public entry point `settings`
+instead, and the run checks them all in one task. The other roles' defaults stay out of the merged spec: a role's
+defaults are its defaults/main.yml (some are expressions, such as ray_firewall's `{{ ansible_port | default(22) }}`,
+which only the role's own play could evaluate), so the check types and bounds what the inventory and the command line
+set. vllm_cluster's spec comes as its task gives it, evaluated there (its choices name the backend table). Private to
+the collection."""
+
+from __future__ import annotations
+
+import re
+import typing as t
+
+ENTRY_POINT = "settings"
+# vllm_cluster's settings come from its task (derive.yml), evaluated; _common has entry points for the roles, no
+# settings of an operator's.
+CHECKED_APART = ("vllm_cluster", "_common")
+
+MESSAGES = {
+    "no_settings": "role {role}: meta/argument_specs.yml has no `settings` entry point (the collection's roles name "
+                   "their public one so, checked once per run).",
+    "twice": "{option} is a setting of both {first} and {second}: a role's settings carry its name as prefix.",
+    "refused": "{host}: values the collection's roles refuse: {errors}. Fix: correct them where they are set "
+               "(group_vars, host_vars, -e); each role's README lists its settings ({readmes}).",
+}
+
+
+def _without_defaults(options: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
+    """options with every `default` removed, the nested ones (suboptions) too."""
+    kept = {}
+    for name, spec in options.items():
+        spec = {key: value for key, value in dict(spec).items() if key != "default"}
+        if isinstance(spec.get("options"), t.Mapping):
+            spec["options"] = _without_defaults(spec["options"])
+        kept[name] = spec
+    return kept
+
+
+def merged_options(specs: t.Mapping[str, t.Mapping[str, t.Any]],
+                   own: t.Mapping[str, t.Any] | None = None) -> tuple[dict[str, t.Any], dict[str, str]]:
+    """One argument spec's options and, by option, the role it is of: vllm_cluster's (own, as given) and the
+    `settings` options of every other role (role name -> its meta/argument_specs.yml, parsed) without defaults.
+    ValueError for a role without the entry point, or an option two roles declare."""
+    merged: dict[str, t.Any] = dict(own or {})
+    owner = {name: "vllm_cluster" for name in merged}
+    for role in sorted(specs):
+        if role in CHECKED_APART:
+            continue
+        entry = ((specs[role] or {}).get("argument_specs") or {}).get(ENTRY_POINT)
+        if not isinstance(entry, t.Mapping):
+            raise ValueError(MESSAGES["no_settings"].format(role=role))
+        for name, spec in _without_defaults(entry.get("options") or {}).items():
+            if name in merged:
+                raise ValueError(MESSAGES["twice"].format(option=name, first=owner[name], second=role))
+            merged[name], owner[name] = spec, role
+    return merged, owner
+
+
+def problem(host: str, errors: t.Sequence[str], owner: t.Mapping[str, str], secrets: t.Iterable[t.Any] = ()) -> str:
+    """The play's message for the validator's errors: every one, with the values of settings marked no_log masked,
+    and the README of each role whose setting they name (by the settings' names, which carry their role's)."""
+    masked = []
+    for error in errors:
+        for secret in sorted((str(value) for value in secrets if str(value)), key=len, reverse=True):
+            error = error.replace(secret, "********")
+        masked.append(error)
+    named = {owner[word] for error in masked for word in re.findall(r"[a-z][a-z0-9_]+", error) if word in owner}
+    readmes = ", ".join(f"roles/{role}/README.md" for role in sorted(named)) or "roles/*/README.md"
+    return MESSAGES["refused"].format(host=host, errors="; ".join(masked), readmes=readmes)

@@ -1,0 +1,49 @@
+#!/usr/bin/python
+# Copyright (c) inferops.vllm_cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: settings_check
+short_description: Every role's settings checked against their argument specs, once per run
+version_added: 0.8.0
+author: inferops engineering (@inferops)
+description:
+  - Checks the values the run has for the settings of every role of the collection (the C(settings) entry point of
+    each C(roles/*/meta/argument_specs.yml)) in one task, where Ansible would check a role's C(main) entry point in
+    every play that runs the role. Run by the vllm_cluster role once per run (C(tasks/derive.yml)).
+  - The other roles' defaults are left out of the check: a role's defaults are its C(defaults/main.yml), so what is
+    checked is what the inventory and the command line set (types, choices, required settings).
+  - Fails naming the host, every refused value and the README of each role concerned; the merged spec is not
+    printed. Runs on the controller (an action plugin); changes nothing.
+options:
+  argument_spec:
+    description: vllm_cluster's own settings options, evaluated (its choices come from the backend table), checked
+      with their defaults.
+    type: dict
+    default: {}
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+"""
+
+EXAMPLES = r"""
+- name: Check every role's settings against its argument spec
+  inferops.vllm_cluster.settings_check:
+    argument_spec: "{{ _vllm_cluster_argument_specs.argument_specs.settings.options }}"
+"""
+
+RETURN = r"""
+checked:
+  description: How many settings the run had a value for, and so were checked.
+  returned: success
+  type: int
+msg:
+  description: On failure, the host, every refused value (those of settings marked no_log masked) and the README of
+    each role concerned.
+  returned: always
+  type: str
+"""

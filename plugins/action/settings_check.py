@@ -10,6 +10,7 @@ from __future__ import annotations
 import pathlib
 
 import yaml
+from ansible.errors import AnsibleError
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
@@ -35,11 +36,19 @@ class ActionModule(ActionBase):
         except ValueError as error:
             result.update(failed=True, msg=str(error))
             return result
-        # what is set, as ansible.builtin.validate_argument_spec reads it: each option the run has a value for
-        given = self._templar.template({name: task_vars[name] for name in options if name in task_vars})
+        # what is set, as ansible.builtin.validate_argument_spec reads it: each option the run has a value for, each
+        # on its own: a value this play cannot evaluate yet (it reads its role's default, a fact a later layer sets, a
+        # vault secret this run has no password for) is left to its role, which reads it in its own play
+        given = {}
+        for name in options:
+            if name in task_vars:
+                try:
+                    given[name] = self._templar.template(task_vars[name])
+                except AnsibleError:
+                    continue
         checked = ArgumentSpecValidator(options).validate(given, validate_role_argument_spec=True)
         if checked.error_messages:
-            # a value of a setting marked no_log (an API key given as a list) stays out of the message
+            # the values of settings marked no_log stay out of the message
             secrets = getattr(checked, "_no_log_values", set())
             message = _settings.problem(task_vars.get("inventory_hostname", "localhost"), checked.error_messages, owner,
                                         secrets)

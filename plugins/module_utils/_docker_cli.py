@@ -12,11 +12,16 @@ Every call is bounded by coreutils' timeout, so a hung dockerd ends as a message
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import typing as t
 
 # timeout(1) exits 124 when the command ran out of time.
 TIMED_OUT = 124
+# What the engine says of a name it does not know ("Error response from daemon: No such container: x", "Error: No
+# such object: x", "... No such image: x"). Not "no such" alone: a CLI that cannot reach the engine's socket says
+# "... connect: no such file or directory" (Docker 28), which is no answer about the container.
+_ABSENT = {"container": re.compile(r"no such (container|object)", re.I), "image": re.compile(r"no such (image|object)", re.I)}
 # Seconds an engine that answers at all takes, at most, to say whether it runs (`docker version`, a first inspect).
 ENGINE_ANSWER_TIMEOUT = 30
 
@@ -36,7 +41,8 @@ class DockerCli:
         limit = self.timeout if timeout is None else int(timeout)
         rc, out, err = self._run_command(["timeout", "--kill-after=5", str(limit)] + self._base + argv)
         if rc == TIMED_OUT:
-            raise DockerError(f"`docker {argv[0]}` did not answer within {limit} s (dockerd at {self.host} hung?)")
+            command = " ".join(argv[:2] if argv[0] in ("container", "image") else argv[:1])
+            raise DockerError(f"`docker {command}` did not answer within {limit} s (dockerd at {self.host} hung?)")
         return rc, out, err
 
     def ping(self) -> str:
@@ -51,7 +57,7 @@ class DockerCli:
         """The container's `docker inspect` document; None when no such container exists."""
         rc, out, err = self._run(["container", "inspect", container], timeout=timeout)
         if rc != 0:
-            if "no such" in (err or "").lower():
+            if _ABSENT["container"].search(err or ""):
                 return None
             raise DockerError(f"`docker container inspect {container}` exited {rc}: {(err or out).strip()}")
         documents = json.loads(out or "[]")
@@ -61,7 +67,7 @@ class DockerCli:
         """The image's ID; '' when the engine has no such image."""
         rc, out, err = self._run(["image", "inspect", "--format", "{{.Id}}", image])
         if rc != 0:
-            if "no such" in (err or "").lower():
+            if _ABSENT["image"].search(err or ""):
                 return ""
             raise DockerError(f"`docker image inspect {image}` exited {rc}: {(err or out).strip()}")
         return out.strip()

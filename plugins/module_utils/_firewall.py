@@ -32,7 +32,8 @@ MESSAGES = {
                    "(ray_firewall_ssh_port, ray_firewall_management_ports) or the controller's network "
                    "(ray_firewall_allowed_cidrs); behind a jump host set ray_firewall_confirm_port to the port "
                    "the controller reaches, or 0 to rely on Ansible's reconnection alone.",
-    "table": "{spec!r} names no nftables table: write the family and the name, e.g. 'inet vllm_cluster'.",
+    "table": "node_state: nft_tables entry {spec!r} names no nftables table: it takes the family and the table's name, "
+             "e.g. 'inet inferops_vllm_cluster_ray'.",
     "stuck": "{host}: the firewall would cut Ansible off ({attempt}: {error}) and the rules it had before were "
              "not put back within {seconds} s. Fix: on the console, `nft delete table inet {table}`, then correct "
              "the ports as above.",

@@ -6,10 +6,14 @@ derive.yml).
 
 Ansible checks a role's `main` entry point at the start of every play that runs the role: one task each, twelve in a
 run of site.yml, the validate play's among them. The collection's roles name their public entry point `settings`
-instead, and the run checks them all in one task. The other roles' defaults stay out of the merged spec: a role's
-defaults are its defaults/main.yml (some are expressions, such as ray_firewall's `{{ ansible_port | default(22) }}`,
-which only the role's own play could evaluate), so the check types and bounds what the inventory and the command line
-set. vllm_cluster's spec comes as its task gives it, evaluated there (its choices name the backend table). Private to
+instead, and the run checks them all in one task. The other roles' defaults and `required` stay out of the merged
+spec: a role's defaults are its defaults/main.yml (some are expressions, such as ray_firewall's
+`{{ ansible_port | default(22) }}`, which only the role's own play could evaluate), and a setting a role requires
+has its default or its own check there (vllm_server_model: preflight's F9 says it is empty), so a run of a playbook
+that does not run the role is not refused for it. The check types and bounds what the inventory and the command line
+set; a value the first play cannot evaluate yet (one that reads its role's default or a fact a later layer sets) is
+left to its role. vllm_cluster's spec comes as its task gives it, evaluated there (its choices name the backend
+table), with its defaults and required settings. Private to
 the collection."""
 
 from __future__ import annotations
@@ -31,11 +35,15 @@ MESSAGES = {
 }
 
 
+# what another role's play provides or checks itself
+LEFT_TO_THE_ROLE = ("default", "required")
+
+
 def _without_defaults(options: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
-    """options with every `default` removed, the nested ones (suboptions) too."""
+    """options without `default` and `required`, the nested ones (suboptions) too."""
     kept = {}
     for name, spec in options.items():
-        spec = {key: value for key, value in dict(spec).items() if key != "default"}
+        spec = {key: value for key, value in dict(spec).items() if key not in LEFT_TO_THE_ROLE}
         if isinstance(spec.get("options"), t.Mapping):
             spec["options"] = _without_defaults(spec["options"])
         kept[name] = spec
@@ -45,7 +53,8 @@ def _without_defaults(options: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
 def merged_options(specs: t.Mapping[str, t.Mapping[str, t.Any]],
                    own: t.Mapping[str, t.Any] | None = None) -> tuple[dict[str, t.Any], dict[str, str]]:
     """One argument spec's options and, by option, the role it is of: vllm_cluster's (own, as given) and the
-    `settings` options of every other role (role name -> its meta/argument_specs.yml, parsed) without defaults.
+    `settings` options of every other role (role name -> its meta/argument_specs.yml, parsed) without defaults and
+    without required.
     ValueError for a role without the entry point, or an option two roles declare."""
     merged: dict[str, t.Any] = dict(own or {})
     owner = {name: "vllm_cluster" for name in merged}
@@ -63,13 +72,14 @@ def merged_options(specs: t.Mapping[str, t.Mapping[str, t.Any]],
 
 
 def problem(host: str, errors: t.Sequence[str], owner: t.Mapping[str, str], secrets: t.Iterable[t.Any] = ()) -> str:
-    """The play's message for the validator's errors: every one, with the values of settings marked no_log masked,
-    and the README of each role whose setting they name (by the settings' names, which carry their role's)."""
+    """The play's message for the validator's errors: every one, with each value of a setting marked no_log masked
+    where it stands as a value of its own (not inside a setting's name), and the README of each role whose setting
+    they name (by the settings' names, which carry their role's)."""
+    named = {owner[word] for error in errors for word in re.findall(r"[A-Za-z0-9_]+", error) if word in owner}
+    readmes = ", ".join(f"roles/{role}/README.md" for role in sorted(named)) or "roles/*/README.md"
     masked = []
     for error in errors:
-        for secret in sorted((str(value) for value in secrets if str(value)), key=len, reverse=True):
-            error = error.replace(secret, "********")
+        for secret in sorted({str(value) for value in secrets if str(value)}, key=len, reverse=True):
+            error = re.sub(r"(?<![A-Za-z0-9_])" + re.escape(secret) + r"(?![A-Za-z0-9_])", "********", error)
         masked.append(error)
-    named = {owner[word] for error in masked for word in re.findall(r"[a-z][a-z0-9_]+", error) if word in owner}
-    readmes = ", ".join(f"roles/{role}/README.md" for role in sorted(named)) or "roles/*/README.md"
     return MESSAGES["refused"].format(host=host, errors="; ".join(masked), readmes=readmes)

@@ -141,8 +141,8 @@ engine:
   sample: {rc: 0, stdout: "28.5.1", stderr: "", answers: true}
 nft_tables:
   description:
-    - By table as given, C(nft list table)'s answer in the command module's shape; C(rc) 0 with the rules where
-      the table is loaded, nft's error where it is not, 127 where the node has no nft.
+    - By table as given, C(nft list table)'s answer as C(rc), C(stdout) and C(stderr) (unstripped); C(rc) 0 with
+      the rules where the table is loaded, nft's error where it is not, 127 where the node has no nft.
   returned: always
   type: dict
   sample:

@@ -19,6 +19,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._link_gate i
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._logind import MESSAGES as LOGIND_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._mp_launcher import MESSAGES as MP_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._rank_env import MESSAGES as RANK_MESSAGES
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._settings import MESSAGES as SETTINGS_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_checks import MESSAGES as RAY_MESSAGES
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_token import MESSAGES as TOKEN_MESSAGES
@@ -45,7 +46,9 @@ def test_every_module_message_is_quoted_verbatim():
                   FETCH_MESSAGES, LOCK_MESSAGES, SERVER_MESSAGES, DOWNLOAD_MESSAGES, RANK_MESSAGES, LINK_MESSAGES,
                   ENGINE_MESSAGES, BURN_IN_MESSAGES, BENCH_MESSAGES, UPGRADE_MESSAGES, IMAGE_MESSAGES,
                   INVENTORY_MESSAGES, ENV_MESSAGES, LOGIND_MESSAGES,
-                  {key: SUPERVISOR_MESSAGES[key] for key in ("GAVE_UP", "STALE")}):
+                  {key: SUPERVISOR_MESSAGES[key] for key in ("GAVE_UP", "STALE")},
+                  # what an operator meets; the other two are a maintainer's (a role without `settings`, a name twice)
+                  {"refused": SETTINGS_MESSAGES["refused"]}):
         for key, template in table.items():
             assert template.replace("{doc}", TROUBLESHOOTING) in GUIDE, f"{key} differs between code and guide"
 

@@ -17,13 +17,15 @@ echo "$*" >> "$CALLS"
 case "$1 $2" in
   "version --format") [ -n "$FAKE_DOWN" ] && { echo "Cannot connect to the Docker daemon at $FAKE_DOWN" >&2; exit 1; }
                       echo 28.2.2 ;;
-  "container inspect") case "$3" in
+  "container inspect") [ -n "$FAKE_GONE" ] && { echo "failed to connect to the docker API at $FAKE_GONE; check if the path is correct and if the daemon is running: dial unix ${FAKE_GONE#unix://}: connect: no such file or directory" >&2; exit 1; }
+                      case "$3" in
       ray-head) echo '[{"State": {"Status": "running"}, "Args": []}]' ;;
       stopped) echo '[{"State": {"Status": "exited", "ExitCode": 137}}]' ;;
       hung) sleep 30 ;;
       *) echo "Error response from daemon: No such container: $3" >&2; exit 1 ;;
     esac ;;
   "image inspect") [ -n "$FAKE_DOWN" ] && { echo "Cannot connect to the Docker daemon at $FAKE_DOWN" >&2; exit 1; }
+                   [ -n "$FAKE_GONE" ] && { echo "failed to connect to the docker API at $FAKE_GONE; check if the path is correct and if the daemon is running: dial unix ${FAKE_GONE#unix://}: connect: no such file or directory" >&2; exit 1; }
                    case "$5" in
       lab/runtime:1) echo sha256:abc ;;
       *) echo "Error response from daemon: No such image: $5" >&2; exit 1 ;;
@@ -56,7 +58,7 @@ def test_inspect_and_status(cli, case, container, expected):
 
 
 def test_a_hung_dockerd_is_a_message_within_the_bound(cli):
-    with pytest.raises(DockerError, match=r"`docker container` did not answer within 2 s \(dockerd at unix:///run/fake.sock hung\?\)"):
+    with pytest.raises(DockerError, match=r"`docker container inspect` did not answer within 2 s \(dockerd at unix:///run/fake.sock hung\?\)"):
         cli.inspect("hung")
 
 
@@ -115,3 +117,16 @@ def test_an_image_read_from_an_engine_that_does_not_answer_is_an_error(cli, monk
     monkeypatch.setenv("FAKE_DOWN", "unix:///var/run/docker.sock")
     with pytest.raises(DockerError, match="docker image inspect lab/runtime:1"):
         cli.image_id("lab/runtime:1")
+
+
+# Docker 28's CLI where the engine's socket is gone (docker.socket failed its start limit, a wrong docker_host): its
+# "no such file or directory" is no answer about the container or the image, which must not read as absent (the
+# probe said "does not exist ... is the Ray head deployed?", the rank reader skipped the container).
+def test_an_engine_whose_socket_is_gone_is_an_error_not_an_absent_container_or_image(cli, monkeypatch):
+    monkeypatch.setenv("FAKE_GONE", "unix:///var/run/docker.sock")
+    with pytest.raises(DockerError, match="failed to connect to the docker API at unix:///var/run/docker.sock"):
+        cli.inspect("ray-head")
+    with pytest.raises(DockerError, match="failed to connect to the docker API"):
+        cli.image_id("lab/runtime:1")
+    with pytest.raises(DockerError, match="connect: no such file or directory"):
+        container_session(cli, "ray-head", "python3", 10)

@@ -17,6 +17,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.modules import rank_env_c
 FAKE_DOCKER = r"""#!/bin/sh
 shift 2  # --host <address>
 echo "$1 $2 $3" >> "$CALLS"
+[ -n "$GONE" ] && { echo "failed to connect to the docker API at unix:///var/run/docker.sock; check if the path is correct and if the daemon is running: dial unix /var/run/docker.sock: connect: no such file or directory" >&2; exit 1; }
 case "$1 $2" in
   "container inspect") case "$3" in
       ray-worker|vllm|unreadable) echo '[{"State": {"Status": "running"}}]' ;;
@@ -84,3 +85,10 @@ def test_a_running_container_that_cannot_be_read_fails_naming_host_and_container
     assert result["msg"].startswith("spark-2: could not read what vLLM's ranks run with: ")
     assert "unreadable" in result["msg"] and "permission denied" in result["msg"]
     assert docker_calls() == [["exec", "unreadable", "python3"], ["container", "inspect", "unreadable"]]
+
+
+def test_an_engine_that_does_not_answer_fails_the_check_instead_of_passing_it(docker_calls, capsys, monkeypatch):
+    """Docker 28's words for a socket that is gone end in "no such file or directory": no container to skip."""
+    monkeypatch.setenv("GONE", "1")
+    result = run(capsys, container="ray-worker")
+    assert result["failed"] is True and "failed to connect to the docker API" in result["msg"], result

@@ -109,3 +109,17 @@ def test_the_heads_state_is_the_first_docker_call_no_version_call_before_it(monk
     result = json.loads(capsys.readouterr().out)
     assert result["failed"] is True and "'ray-head' is exited, not running" in result["msg"]
     assert (tmp_path / "calls").read_text().splitlines() == ["container inspect ray-head"]
+
+
+def test_an_engine_whose_socket_is_gone_is_named_as_such_not_as_a_missing_head(monkeypatch, capsys, tmp_path):
+    """Docker 28's CLI says "... connect: no such file or directory" where the socket is gone: not a missing head."""
+    docker = tmp_path / "docker"
+    docker.write_text('#!/bin/sh\necho "failed to connect to the docker API at $2; check if the path is correct and if the '
+                      'daemon is running: dial unix /var/run/docker.sock: connect: no such file or directory" >&2\nexit 1\n')
+    docker.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    with patch_module_args(dict(ARGS, container="ray-head")), pytest.raises(SystemExit):
+        ray_cluster_check.main()
+    result = json.loads(capsys.readouterr().out)
+    assert result["msg"].startswith("Could not reach the Docker daemon at unix:///var/run/docker.sock: "), result["msg"]
+    assert "does not exist" not in result["msg"]

@@ -61,7 +61,7 @@ options:
   nft_tables:
     description:
       - nftables tables, each C(<family> <name>) (e.g. C(inet vllm_cluster)), to list as they are in force
-        (RV(nft_tables)): the firewall's rules are the node's state too, read with the files they load from.
+        (RV(nft_tables)); the firewall's rules are the node's state too, read with the files they load from.
     type: list
     elements: str
     default: []

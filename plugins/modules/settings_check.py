@@ -14,10 +14,10 @@ description:
     each C(roles/*/meta/argument_specs.yml)) in one task, where Ansible would check a role's C(main) entry point in
     every play that runs the role. Run by the vllm_cluster role once per run (C(tasks/derive.yml)).
   - The other roles' defaults and required settings are left out of the check (a role's defaults are its
-    C(defaults/main.yml); a setting it requires has its own check there): what is checked is the type and choices of
-    what the inventory and the command line set, and vllm_cluster's required settings. A value the first play
+    C(defaults/main.yml); a setting it requires has its own check there). What is checked is the type and choices
+    of what the inventory and the command line set, and vllm_cluster's required settings. A value the first play
     cannot evaluate yet (it reads its role's default, or a fact a later layer sets) is left to its role.
-  - A playbook's later plays are not checked again: role parameters and play variables given there are not
+  - A playbook's later plays are not checked again; role parameters and play variables given there are not
     checked by it.
   - Fails naming the host, every refused value and the README of each role concerned; the merged spec is not
     printed. Runs on the controller (an action plugin); changes nothing.

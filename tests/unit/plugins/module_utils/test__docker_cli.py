@@ -12,12 +12,15 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ray_probe i
 
 # Answers as the real CLI does: inspect of an unknown name exits 1 with "No such container" on stderr.
 FAKE_DOCKER = r"""#!/bin/sh
+# Docker 28's CLI where the engine's socket is gone
+gone() { echo "failed to connect to the docker API at $FAKE_GONE; check if the path is correct and if the daemon is" \
+              "running: dial unix ${FAKE_GONE#unix://}: connect: no such file or directory" >&2; exit 1; }
 shift 2  # --host <address>
 echo "$*" >> "$CALLS"
 case "$1 $2" in
   "version --format") [ -n "$FAKE_DOWN" ] && { echo "Cannot connect to the Docker daemon at $FAKE_DOWN" >&2; exit 1; }
                       echo 28.2.2 ;;
-  "container inspect") [ -n "$FAKE_GONE" ] && { echo "failed to connect to the docker API at $FAKE_GONE; check if the path is correct and if the daemon is running: dial unix ${FAKE_GONE#unix://}: connect: no such file or directory" >&2; exit 1; }
+  "container inspect") [ -n "$FAKE_GONE" ] && gone
                       case "$3" in
       ray-head) echo '[{"State": {"Status": "running"}, "Args": []}]' ;;
       stopped) echo '[{"State": {"Status": "exited", "ExitCode": 137}}]' ;;
@@ -25,7 +28,7 @@ case "$1 $2" in
       *) echo "Error response from daemon: No such container: $3" >&2; exit 1 ;;
     esac ;;
   "image inspect") [ -n "$FAKE_DOWN" ] && { echo "Cannot connect to the Docker daemon at $FAKE_DOWN" >&2; exit 1; }
-                   [ -n "$FAKE_GONE" ] && { echo "failed to connect to the docker API at $FAKE_GONE; check if the path is correct and if the daemon is running: dial unix ${FAKE_GONE#unix://}: connect: no such file or directory" >&2; exit 1; }
+                   [ -n "$FAKE_GONE" ] && gone
                    case "$5" in
       lab/runtime:1) echo sha256:abc ;;
       *) echo "Error response from daemon: No such image: $5" >&2; exit 1 ;;

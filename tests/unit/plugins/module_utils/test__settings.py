@@ -95,7 +95,7 @@ def test_a_run_that_sets_only_what_vllm_cluster_requires_passes():
     own = {name: dict({key: value for key, value in option.items() if "{{" not in str(value) or key == "description"},
                       **({"choices": list(_backends.BACKENDS)} if name == "vllm_cluster_backend" else {}))
            for name, option in SPECS["vllm_cluster"]["argument_specs"]["settings"]["options"].items()}
-    options, _ = _settings.merged_options(SPECS, own)
+    options = _settings.merged_options(SPECS, own)[0]
     required = sorted(name for name, option in options.items() if option.get("required"))
     assert required == ["vllm_cluster_image", "vllm_cluster_interconnect_cidr"]
     checked = ArgumentSpecValidator(options).validate({"vllm_cluster_image": "lab/runtime:1",

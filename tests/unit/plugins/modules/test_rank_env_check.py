@@ -17,7 +17,9 @@ from ansible_collections.inferops.vllm_cluster.plugins.modules import rank_env_c
 FAKE_DOCKER = r"""#!/bin/sh
 shift 2  # --host <address>
 echo "$1 $2 $3" >> "$CALLS"
-[ -n "$GONE" ] && { echo "failed to connect to the docker API at unix:///var/run/docker.sock; check if the path is correct and if the daemon is running: dial unix /var/run/docker.sock: connect: no such file or directory" >&2; exit 1; }
+[ -n "$GONE" ] && { echo "failed to connect to the docker API at unix:///var/run/docker.sock; check if the path is" \
+                        "correct and if the daemon is running: dial unix /var/run/docker.sock: connect: no such file or" \
+                        "directory" >&2; exit 1; }
 case "$1 $2" in
   "container inspect") case "$3" in
       ray-worker|vllm|unreadable) echo '[{"State": {"Status": "running"}}]' ;;

@@ -15,12 +15,21 @@ Private to the collection.
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import re
 import typing as t
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ports import tcp_port
 
 MESSAGES = {
+    "table_name": "{host}: ray_firewall_table={value} is not an nftables table name (a letter, then up to 63 letters, "
+                  "digits or _). Fix: set it to such a name (default inferops_vllm_cluster_ray).",
+    "sources": "{host}: ray_firewall_allowed_cidrs has {invalid}, not a network in CIDR notation. Fix: list networks "
+               "such as 198.51.100.7/32 or 2001:db8::/64.",
+    "persist": "{host}: ray_firewall_persist=true needs systemd as the service manager (this host runs {manager}). "
+               "Fix: set ray_firewall_persist=false and load {rules_file} at boot your own way, or re-run site.yml "
+               "after each boot.",
     "port": "{host}: {variable}={value} is not a TCP port (1-65535). Fix: set it to the port number.",
     "confirm_port": "{host}: ray_firewall_confirm_port={value} is not a TCP port (1-65535, or 0 to rely on Ansible's "
                     "reconnection alone). Fix: set it to the port the controller reaches the node on.",
@@ -71,6 +80,41 @@ def confirm_problems(host: str, port: t.Any, seconds: t.Any) -> list[str]:
     if not enough:
         problems.append(MESSAGES["confirm_timeout"].format(host=host, value=seconds))
     return problems
+
+
+# The name goes verbatim into an nftables file loaded as root (and into `nft delete table`).
+TABLE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+
+
+def _network(value: t.Any) -> bool:
+    """Whether value is an IP network or address as nftables takes it (host bits may be set, as ansible.utils' ip)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        ipaddress.ip_network(value, strict=False)
+    except ValueError:
+        return False
+    return True
+
+
+def settings_problems(host: str, settings: t.Mapping[str, t.Any]) -> list[str]:
+    """The firewall's settings that cannot work, every one at once, before anything changes: the table's name
+    (always: the rules are removed by it too) and, with the firewall on, the operator's sources, the boot unit
+    without systemd, the ports that are no ports (settings["admitted_problems"], from admitted_ports) and the
+    confirmation's settings."""
+    table = settings.get("table")
+    problems = [] if isinstance(table, str) and TABLE_NAME.match(table) else [
+        MESSAGES["table_name"].format(host=host, value=json.dumps(str(table)))]
+    if not settings.get("enabled"):
+        return problems
+    invalid = [str(source) for source in settings.get("allowed_cidrs") or [] if not _network(source)]
+    if invalid:
+        problems.append(MESSAGES["sources"].format(host=host, invalid=", ".join(invalid)))
+    if settings.get("persist") and settings.get("service_mgr") != "systemd":
+        problems.append(MESSAGES["persist"].format(host=host, manager=settings.get("service_mgr") or "an unknown one",
+                                                   rules_file=settings.get("rules_file")))
+    problems += list(settings.get("admitted_problems") or [])
+    return problems + confirm_problems(host, settings.get("confirm_port"), settings.get("confirm_timeout"))
 
 
 def confirm_message(host: str, address: str, port: t.Any, error: str, seconds: t.Any, rolled_back: bool,

@@ -27,11 +27,8 @@ options:
       with their defaults.
     type: dict
     default: {}
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
+extends_documentation_fragment:
+  - inferops.vllm_cluster.read_only
 """
 
 EXAMPLES = r"""

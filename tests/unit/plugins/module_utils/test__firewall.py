@@ -104,3 +104,40 @@ def test_a_spec_that_names_no_table_is_refused_before_nft_runs(spec):
 
     with pytest.raises(ValueError, match="names no nftables table"):
         _firewall.table_in_force(run_command, "/usr/sbin/nft", spec)
+
+
+GOOD = {"table": "inferops_vllm_cluster_ray", "enabled": True, "allowed_cidrs": ["198.51.100.7/32", "2001:db8::/64",
+                                                                                 "198.51.100.7", "198.51.100.7/24"],
+        "persist": True, "service_mgr": "systemd", "rules_file": "/etc/inferops-vllm-cluster/ray-firewall.nft",
+        "admitted_problems": [], "confirm_port": 22, "confirm_timeout": 30}
+
+
+@pytest.mark.parametrize(("case", "changes", "expected"), [
+    ("all good", {}, []),
+    ("a table name nft would read as more", {"table": "x; flush ruleset"},
+     ['spark-1: ray_firewall_table="x; flush ruleset" is not an nftables table name (a letter, then up to 63 letters, '
+      "digits or _). Fix: set it to such a name (default inferops_vllm_cluster_ray)."]),
+    ("off: only the name is checked", {"enabled": False, "table": "1table", "allowed_cidrs": ["nope"], "confirm_timeout": 1},
+     ['spark-1: ray_firewall_table="1table" is not an nftables table name (a letter, then up to 63 letters, digits or '
+      "_). Fix: set it to such a name (default inferops_vllm_cluster_ray)."]),
+    ("sources that are no network", {"allowed_cidrs": ["198.18.2.0/33", "10.0.0.0/8; accept", 7, "198.51.100.0/24"]},
+     ["spark-1: ray_firewall_allowed_cidrs has 198.18.2.0/33, 10.0.0.0/8; accept, 7, not a network in CIDR notation. "
+      "Fix: list networks such as 198.51.100.7/32 or 2001:db8::/64."]),
+    ("a boot unit without systemd", {"service_mgr": "tini"},
+     ["spark-1: ray_firewall_persist=true needs systemd as the service manager (this host runs tini). Fix: set "
+      "ray_firewall_persist=false and load /etc/inferops-vllm-cluster/ray-firewall.nft at boot your own way, or re-run "
+      "site.yml after each boot."]),
+    ("no boot unit, no systemd needed", {"persist": False, "service_mgr": ""}, []),
+    ("every problem at once, in order", {"table": "", "service_mgr": "", "admitted_problems": ["ports!"],
+                                         "confirm_timeout": 3},
+     ['spark-1: ray_firewall_table="" is not an nftables table name (a letter, then up to 63 letters, digits or _). '
+      "Fix: set it to such a name (default inferops_vllm_cluster_ray).",
+      "spark-1: ray_firewall_persist=true needs systemd as the service manager (this host runs an unknown one). Fix: "
+      "set ray_firewall_persist=false and load /etc/inferops-vllm-cluster/ray-firewall.nft at boot your own way, or "
+      "re-run site.yml after each boot.",
+      "ports!",
+      "spark-1: ray_firewall_confirm_timeout=3 leaves the controller too little time to confirm new rules before they "
+      "are put back. Fix: set it to 10 seconds or more (default 30)."]),
+], ids=lambda value: value if isinstance(value, str) else "")
+def test_settings_problems(case, changes, expected):
+    assert _firewall.settings_problems("spark-1", dict(GOOD, **changes)) == expected

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 import typing as t
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
@@ -28,10 +29,14 @@ MESSAGES = {
 }
 
 
+_IPV4_CIDR = re.compile(r"[0-9]{1,3}(\.[0-9]{1,3}){3}/(0|[1-9][0-9]?)")
+
+
 def cidr_is_ipv4_network(cidr: t.Any) -> bool:
     """An IPv4 network written as one, with its prefix length: no host bits set (198.18.1.12/24 is an address, and the
     firewall's rules and preflight's checks read the value as written), no blanks around it."""
-    if not isinstance(cidr, str) or "/" not in cidr:
+    # a prefix length with a leading zero is octal to nft (/024 is /20), which reads the value as written
+    if not isinstance(cidr, str) or not _IPV4_CIDR.fullmatch(cidr):
         return False
     try:
         return ipaddress.ip_network(cidr).version == 4

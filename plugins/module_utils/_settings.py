@@ -9,7 +9,7 @@ run of site.yml, the validate play's among them. The collection's roles name the
 instead, and the run checks them all in one task. The other roles' defaults and `required` stay out of the merged
 spec: a role's defaults are its defaults/main.yml (some are expressions, such as ray_firewall's
 `{{ ansible_port | default(22) }}`, which only the role's own play could evaluate), and a setting a role requires
-has its default or its own check there (vllm_server_model: preflight's F9 says it is empty), so a run of a playbook
+has its default or its own check there (vllm_server_model: preflight says when it is empty), so a run of a playbook
 that does not run the role is not refused for it. The check types and bounds what the inventory and the command line
 set; a value the first play cannot evaluate yet (one that reads its role's default or a fact a later layer sets) is
 left to its role. vllm_cluster's spec comes as its task gives it, evaluated there (its choices name the backend
@@ -39,13 +39,15 @@ MESSAGES = {
 LEFT_TO_THE_ROLE = ("default", "required")
 
 
-def _without_defaults(options: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
-    """options without `default` and `required`, the nested ones (suboptions) too."""
+def _without_defaults(options: t.Mapping[str, t.Any], nested: bool = False) -> dict[str, t.Any]:
+    """options without `default` (the nested ones, suboptions, too) and, at the top, without `required`: a
+    suboption's `required` holds wherever its option is given."""
     kept = {}
     for name, spec in options.items():
-        spec = {key: value for key, value in dict(spec).items() if key not in LEFT_TO_THE_ROLE}
+        spec = {key: value for key, value in dict(spec).items()
+                if key != "default" and (nested or key not in LEFT_TO_THE_ROLE)}
         if isinstance(spec.get("options"), t.Mapping):
-            spec["options"] = _without_defaults(spec["options"])
+            spec["options"] = _without_defaults(spec["options"], nested=True)
         kept[name] = spec
     return kept
 

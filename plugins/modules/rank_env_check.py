@@ -113,7 +113,9 @@ def read_list(client: DockerCli, container: str, path: str) -> set[str]:
     rc, out, err = client.exec(container, ["cat", path])
     if rc == 0:
         return parse_names(out)
-    if "no such file" in err.lower():
+    # cat's own words for the list's path, not the docker CLI's for a socket that is gone (Docker 28 ends those in
+    # "connect: no such file or directory" too)
+    if f"{path}: no such file or directory".lower() in err.lower():
         return set()
     raise DockerError(f"reading {path} in {container} failed ({rc}): {err.strip()[-300:]}")
 

@@ -107,7 +107,8 @@ def test_a_spec_that_names_no_table_is_refused_before_nft_runs(spec):
 
 
 GOOD = {"table": "inferops_vllm_cluster_ray", "enabled": True, "allowed_cidrs": ["198.51.100.7/32", "2001:db8::/64",
-                                                                                 "198.51.100.7", "198.51.100.7/24"],
+                                                                                 "198.51.100.7", "198.51.100.0/24",
+                                                                                 "0.0.0.0/0"],
         "persist": True, "service_mgr": "systemd", "rules_file": "/etc/inferops-vllm-cluster/ray-firewall.nft",
         "admitted_problems": [], "confirm_port": 22, "confirm_timeout": 30}
 
@@ -123,6 +124,20 @@ GOOD = {"table": "inferops_vllm_cluster_ray", "enabled": True, "allowed_cidrs": 
     ("sources that are no network", {"allowed_cidrs": ["198.18.2.0/33", "10.0.0.0/8; accept", 7, "198.51.100.0/24"]},
      ["spark-1: ray_firewall_allowed_cidrs has 198.18.2.0/33, 10.0.0.0/8; accept, 7, not a network in CIDR notation. "
       "Fix: list networks such as 198.51.100.7/32 or 2001:db8::/64."]),
+    # what nft would read otherwise than Python: host bits (cleared by nft: a whole /24 admitted), a prefix with a
+    # leading zero (octal to nft: /010 is /8, /08 was /0 to older nft), a zone, a netmask, a trailing newline
+    ("sources nft would read wider or otherwise",
+     {"allowed_cidrs": ["198.51.100.7/24", "2001:db8::1/64", "10.0.0.0/010", "10.0.0.0/08", "fe80::1%eth0",
+                        "10.0.0.0/255.0.0.0", "198.51.100.7\n"]},
+     ["spark-1: ray_firewall_allowed_cidrs has 198.51.100.7/24, 2001:db8::1/64, 10.0.0.0/010, 10.0.0.0/08, fe80::1%eth0, "
+      "10.0.0.0/255.0.0.0, 198.51.100.7\n, not a network in CIDR notation. Fix: list networks such as 198.51.100.7/32 "
+      "or 2001:db8::/64."]),
+    ("one source given as a string, not a list", {"allowed_cidrs": "10.0.0.0/08"},
+     ["spark-1: ray_firewall_allowed_cidrs has 10.0.0.0/08, not a network in CIDR notation. Fix: list networks such as "
+      "198.51.100.7/32 or 2001:db8::/64."]),
+    ("a table name with a trailing newline", {"table": "inferops\n"},
+     ['spark-1: ray_firewall_table="inferops\\n" is not an nftables table name (a letter, then up to 63 letters, '
+      "digits or _). Fix: set it to such a name (default inferops_vllm_cluster_ray)."]),
     ("a boot unit without systemd", {"service_mgr": "tini"},
      ["spark-1: ray_firewall_persist=true needs systemd as the service manager (this host runs tini). Fix: set "
       "ray_firewall_persist=false and load /etc/inferops-vllm-cluster/ray-firewall.nft at boot your own way, or re-run "

@@ -24,6 +24,10 @@ def groups(head=("spark-1",), workers=("spark-2",), cluster=("spark-1", "spark-2
         ("198.18.1.12/24", False),  # host bits set: an address, refused as ansible.utils.ipv4 did
         (" 198.18.1.0/24", False),  # written with a blank: refused as ansible.utils.ipv4 did
         ("198.18.1.0/33", False),
+        ("198.18.1.0/024", False),  # octal to nft, which reads the firewall's rules as written: /20
+        ("198.18.1.0/24\n", False),
+        ("198.18.0.0/15", True),
+        ("0.0.0.0/0", True),
         ("198.18.1.0", False),  # an address, not a network
         ("fd00::/64", False),
         ("eth1", False),

@@ -17,7 +17,7 @@ from ansible_collections.inferops.vllm_cluster.plugins.modules import rank_env_c
 FAKE_DOCKER = r"""#!/bin/sh
 shift 2  # --host <address>
 echo "$1 $2 $3" >> "$CALLS"
-[ -n "$GONE" ] && { echo "failed to connect to the docker API at unix:///var/run/docker.sock; check if the path is" \
+[ -n "$FAKE_GONE" ] && { echo "failed to connect to the docker API at unix:///var/run/docker.sock; check if the path is" \
                         "correct and if the daemon is running: dial unix /var/run/docker.sock: connect: no such file or" \
                         "directory" >&2; exit 1; }
 case "$1 $2" in
@@ -29,7 +29,7 @@ case "$1 $2" in
   exec*) case "$2" in
       ray-worker|vllm) case "$3" in
           python3) echo '{"7": {"cmdline": "ray::RayWorkerWrapper.execute_method", "env": {"NCCL_SOCKET_IFNAME": "ic0"}, "secrets": []}}' ;;
-          *) echo "cat: $5: No such file or directory" >&2; exit 1 ;;
+          *) echo "cat: $4: No such file or directory" >&2; exit 1 ;;
         esac ;;
       unreadable) echo "OCI runtime exec failed: permission denied" >&2; exit 126 ;;
       stopped) echo "Error response from daemon: container $2 is not running" >&2; exit 1 ;;
@@ -91,6 +91,6 @@ def test_a_running_container_that_cannot_be_read_fails_naming_host_and_container
 
 def test_an_engine_that_does_not_answer_fails_the_check_instead_of_passing_it(docker_calls, capsys, monkeypatch):
     """Docker 28's words for a socket that is gone end in "no such file or directory": no container to skip."""
-    monkeypatch.setenv("GONE", "1")
+    monkeypatch.setenv("FAKE_GONE", "1")
     result = run(capsys, container="ray-worker")
     assert result["failed"] is True and "failed to connect to the docker API" in result["msg"], result

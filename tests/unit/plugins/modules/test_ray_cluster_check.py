@@ -96,30 +96,32 @@ def test_an_unknown_node_warns_when_asked_to_and_is_not_counted(monkeypatch, cap
     assert warned["unknown_nodes"][0]["message"].startswith("[F22] 198.18.1.14:")
 
 
-def test_the_heads_state_is_the_first_docker_call_no_version_call_before_it(monkeypatch, capsys, tmp_path):
-    """Each docker CLI call costs 0.05-0.1 s inside a node: the engine's answer is the head's inspect itself."""
+def run_against_docker(monkeypatch, capsys, tmp_path, script):
+    """The module against the head's container through a stand-in `docker` (a shell script whose arguments after
+    `--host <address>` are logged, one call a line, to tmp_path/calls)."""
     docker = tmp_path / "docker"
-    docker.write_text('#!/bin/sh\nshift 2\necho "$1 $2 $3" >> "$CALLS"\n'
-                      'echo \'[{"State": {"Status": "exited", "ExitCode": 137}}]\'\n')
+    docker.write_text('#!/bin/sh\nshift 2\necho "$1 $2 $3" >> "$CALLS"\n' + script)
     docker.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
     monkeypatch.setenv("CALLS", str(tmp_path / "calls"))
     with patch_module_args(dict(ARGS, container="ray-head")), pytest.raises(SystemExit):
         ray_cluster_check.main()
-    result = json.loads(capsys.readouterr().out)
+    return json.loads(capsys.readouterr().out), (tmp_path / "calls").read_text().splitlines()
+
+
+def test_the_heads_state_is_the_first_docker_call_no_version_call_before_it(monkeypatch, capsys, tmp_path):
+    """Each docker CLI call costs 0.05-0.1 s inside a node: the engine's answer is the head's inspect itself."""
+    result, calls = run_against_docker(monkeypatch, capsys, tmp_path,
+                                       'echo \'[{"State": {"Status": "exited", "ExitCode": 137}}]\'\n')
     assert result["failed"] is True and "'ray-head' is exited, not running" in result["msg"]
-    assert (tmp_path / "calls").read_text().splitlines() == ["container inspect ray-head"]
+    assert calls == ["container inspect ray-head"]
 
 
 def test_an_engine_whose_socket_is_gone_is_named_as_such_not_as_a_missing_head(monkeypatch, capsys, tmp_path):
     """Docker 28's CLI says "... connect: no such file or directory" where the socket is gone: not a missing head."""
-    docker = tmp_path / "docker"
-    docker.write_text('#!/bin/sh\necho "failed to connect to the docker API at $2; check if the path is correct and if the '
-                      'daemon is running: dial unix /var/run/docker.sock: connect: no such file or directory" >&2\nexit 1\n')
-    docker.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
-    with patch_module_args(dict(ARGS, container="ray-head")), pytest.raises(SystemExit):
-        ray_cluster_check.main()
-    result = json.loads(capsys.readouterr().out)
+    result, calls = run_against_docker(monkeypatch, capsys, tmp_path,
+                                       'echo "failed to connect to the docker API at unix:///var/run/docker.sock; check if '
+                                       'the path is correct and if the daemon is running: dial unix /var/run/docker.sock: '
+                                       'connect: no such file or directory" >&2\nexit 1\n')
     assert result["msg"].startswith("Could not reach the Docker daemon at unix:///var/run/docker.sock: "), result["msg"]
-    assert "does not exist" not in result["msg"]
+    assert "does not exist" not in result["msg"] and calls == ["container inspect ray-head"]

@@ -13,8 +13,7 @@ has its default or its own check there (vllm_server_model: preflight says when i
 that does not run the role is not refused for it. The check types and bounds what the inventory and the command line
 set; a value the first play cannot evaluate yet (one that reads its role's default or a fact a later layer sets) is
 left to its role. vllm_cluster's spec comes as its task gives it, evaluated there (its choices name the backend
-table), with its defaults and required settings. Private to
-the collection."""
+table), with its defaults and required settings. Private to the collection."""
 
 from __future__ import annotations
 
@@ -39,7 +38,7 @@ MESSAGES = {
 LEFT_TO_THE_ROLE = ("default", "required")
 
 
-def _without_defaults(options: t.Mapping[str, t.Any], nested: bool = False) -> dict[str, t.Any]:
+def _as_the_run_checks(options: t.Mapping[str, t.Any], nested: bool = False) -> dict[str, t.Any]:
     """options without `default` (the nested ones, suboptions, too) and, at the top, without `required`: a
     suboption's `required` holds wherever its option is given."""
     kept = {}
@@ -47,7 +46,7 @@ def _without_defaults(options: t.Mapping[str, t.Any], nested: bool = False) -> d
         spec = {key: value for key, value in dict(spec).items()
                 if key != "default" and (nested or key not in LEFT_TO_THE_ROLE)}
         if isinstance(spec.get("options"), t.Mapping):
-            spec["options"] = _without_defaults(spec["options"], nested=True)
+            spec["options"] = _as_the_run_checks(spec["options"], nested=True)
         kept[name] = spec
     return kept
 
@@ -56,8 +55,7 @@ def merged_options(specs: t.Mapping[str, t.Mapping[str, t.Any]],
                    own: t.Mapping[str, t.Any] | None = None) -> tuple[dict[str, t.Any], dict[str, str]]:
     """One argument spec's options and, by option, the role it is of: vllm_cluster's (own, as given) and the
     `settings` options of every other role (role name -> its meta/argument_specs.yml, parsed) without defaults and
-    without required.
-    ValueError for a role without the entry point, or an option two roles declare."""
+    without required. ValueError for a role without the entry point, or an option two roles declare."""
     merged: dict[str, t.Any] = dict(own or {})
     owner = {name: "vllm_cluster" for name in merged}
     for role in sorted(specs):
@@ -66,7 +64,7 @@ def merged_options(specs: t.Mapping[str, t.Mapping[str, t.Any]],
         entry = ((specs[role] or {}).get("argument_specs") or {}).get(ENTRY_POINT)
         if not isinstance(entry, t.Mapping):
             raise ValueError(MESSAGES["no_settings"].format(role=role))
-        for name, spec in _without_defaults(entry.get("options") or {}).items():
+        for name, spec in _as_the_run_checks(entry.get("options") or {}).items():
             if name in merged:
                 raise ValueError(MESSAGES["twice"].format(option=name, first=owner[name], second=role))
             merged[name], owner[name] = spec, role

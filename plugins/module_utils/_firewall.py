@@ -15,11 +15,11 @@ Private to the collection.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import re
 import typing as t
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._network import written_network
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ports import tcp_port
 
 MESSAGES = {
@@ -84,22 +84,6 @@ def confirm_problems(host: str, port: t.Any, seconds: t.Any) -> list[str]:
 
 # The name goes verbatim into an nftables file loaded as root (and into `nft delete table`).
 TABLE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
-# A source as nft reads it the way Python does: digits, hex, dots and colons, and a decimal prefix length without a
-# leading zero (nft reads /010 as octal: /8; older nft read /08 as /0, every source). No zone (%eth0), no netmask
-# (/255.255.255.0), nothing around it.
-_SOURCE = re.compile(r"[0-9A-Fa-f:.]+(/(0|[1-9][0-9]{0,2}))?")
-
-
-def _network(value: t.Any) -> bool:
-    """Whether value is an IP network or address written as nftables reads it, as ansible.utils' ip test took it: no
-    host bits set (nft would clear them quietly, admitting a whole network for 198.51.100.7/24)."""
-    if not isinstance(value, str) or not _SOURCE.fullmatch(value):
-        return False
-    try:
-        ipaddress.ip_network(value)
-    except ValueError:
-        return False
-    return True
 
 
 def settings_problems(host: str, settings: t.Mapping[str, t.Any]) -> list[str]:
@@ -115,7 +99,7 @@ def settings_problems(host: str, settings: t.Mapping[str, t.Any]) -> list[str]:
     sources = settings.get("allowed_cidrs") or []
     # one source given as a string, not a list: judged as one, not letter by letter
     sources = [sources] if isinstance(sources, str) else sources
-    invalid = [str(source) for source in sources if not _network(source)]
+    invalid = [str(source) for source in sources if written_network(source) is None]
     if invalid:
         problems.append(MESSAGES["sources"].format(host=host, invalid=", ".join(invalid)))
     if settings.get("persist") and settings.get("service_mgr") != "systemd":
@@ -135,9 +119,8 @@ def confirm_message(host: str, address: str, port: t.Any, error: str, seconds: t
     return MESSAGES[key].format(host=host, attempt=attempt, error=error or "no answer", seconds=seconds, table=table)
 
 
-# nft's address families, and a table name nft takes as one word
+# nft's address families (a table's name: TABLE_NAME)
 TABLE_FAMILIES = ("inet", "ip", "ip6", "arp", "bridge", "netdev")
-_TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 # what a shell answers for a command it cannot find
 NOT_FOUND = 127
 
@@ -148,7 +131,7 @@ def table_in_force(run_command: t.Callable[..., t.Any], nft: str | None, spec: s
     is not (a reboot without the boot unit, `nft flush ruleset`), NOT_FOUND where the node has no nft. ValueError
     for a spec that names no table (it goes to nft as arguments, never through a shell)."""
     words = str(spec).split()
-    if len(words) != 2 or words[0] not in TABLE_FAMILIES or not _TABLE_NAME.fullmatch(words[1]):
+    if len(words) != 2 or words[0] not in TABLE_FAMILIES or not TABLE_NAME.fullmatch(words[1]):
         raise ValueError(MESSAGES["table"].format(spec=spec))
     if not nft:
         return {"rc": NOT_FOUND, "stdout": "", "stderr": "nft: command not found"}

@@ -7,12 +7,11 @@ Private to the collection."""
 
 from __future__ import annotations
 
-import ipaddress
 import json
-import re
 import typing as t
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._network import written_network
 
 
 # docs/troubleshooting.md quotes them; tests/unit/test_troubleshooting_guide.py keeps both in step.
@@ -29,19 +28,12 @@ MESSAGES = {
 }
 
 
-_IPV4_CIDR = re.compile(r"[0-9]{1,3}(\.[0-9]{1,3}){3}/(0|[1-9][0-9]?)")
-
-
 def cidr_is_ipv4_network(cidr: t.Any) -> bool:
     """An IPv4 network written as one, with its prefix length: no host bits set (198.18.1.12/24 is an address, and the
     firewall's rules and preflight's checks read the value as written), no blanks around it."""
-    # a prefix length with a leading zero is octal to nft (/024 is /20), which reads the value as written
-    if not isinstance(cidr, str) or not _IPV4_CIDR.fullmatch(cidr):
-        return False
-    try:
-        return ipaddress.ip_network(cidr).version == 4
-    except ValueError:
-        return False
+    # written as nft reads it (a prefix length with a leading zero is octal there: /024 is /20), with its prefix
+    network = written_network(cidr) if isinstance(cidr, str) and "/" in cidr else None
+    return network is not None and network.version == 4
 
 
 def inventory_problems(cidr: t.Any, groups: t.Mapping[str, t.Any]) -> list[str]:

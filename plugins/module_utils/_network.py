@@ -10,10 +10,29 @@ extra on the target hosts.
 from __future__ import annotations
 
 import ipaddress
+import re
 import typing as t
 
 # Addresses a node may register when hostname resolution, not the interconnect, picked its IP.
 LOOPBACK_NETWORK = ipaddress.ip_network("127.0.0.0/8")
+
+
+# A network as nft reads it the way Python does: digits, hex, dots and colons, and a decimal prefix length without a
+# leading zero (nft reads /010 as octal: /8; older nft read /08 as /0). No zone (%eth0), no netmask
+# (/255.255.255.0), nothing around it.
+_AS_NFT_READS = re.compile(r"[0-9A-Fa-f:.]+(/(0|[1-9][0-9]{0,2}))?")
+
+
+def written_network(value: t.Any) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
+    """The network value names where it is written as nftables reads it, as the firewall's rules and preflight's
+    checks take it (as written): no host bits set (nft clears them quietly: 198.51.100.7/24 would admit the /24);
+    None otherwise. An address without a prefix names its own host network."""
+    if not isinstance(value, str) or not _AS_NFT_READS.fullmatch(value):
+        return None
+    try:
+        return ipaddress.ip_network(value)
+    except ValueError:
+        return None
 
 
 def parse_cidr(cidr: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _network
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._network import (
     host_addresses,
     in_cidr,
@@ -120,3 +121,13 @@ def test_interconnect_choice(case, facts, cidr, ip, iface, expected):
     choice = interconnect_choice(facts, cidr, ip, iface)
     assert {k: choice[k] for k in expected} == expected, case
     assert choice["candidates"] == interconnect_candidates(facts, cidr)
+
+
+@pytest.mark.parametrize(("value", "network"), [
+    ("198.18.1.0/24", "198.18.1.0/24"), ("198.51.100.7", "198.51.100.7/32"), ("2001:db8::/64", "2001:db8::/64"),
+    ("198.18.1.12/24", None), ("198.18.1.0/024", None), ("10.0.0.0/08", None), ("fe80::1%eth0", None),
+    ("10.0.0.0/255.0.0.0", None), (" 198.18.1.0/24", None), ("198.18.1.0/24\n", None), (24, None), (None, None),
+], ids=repr)
+def test_written_network_takes_a_network_only_as_nft_reads_it(value, network):
+    found = _network.written_network(value)
+    assert (str(found) if found else None) == network

@@ -36,19 +36,41 @@ def test_each_fork_is_preceded_by_a_freeze_of_what_the_controller_holds_then(unf
     assert gc.get_freeze_count() >= frozen + len(later)
 
 
-def test_a_play_start_frees_the_garbage_the_freezes_kept(unfrozen):
-    callback = CallbackModule()
-    callback.v2_runner_on_start(None, None)
+def _garbage_in_a_cycle():
+    """An object only a reference cycle holds, with a weak reference telling whether the collector freed it."""
     marker = type("Marker", (), {})()
-    marker.self = marker  # a cycle holding an object that takes a weak reference
-    gone = weakref.ref(marker)
+    marker.self = marker
+    return weakref.ref(marker)
+
+
+def test_a_play_start_frees_the_garbage_the_freezes_kept_once_it_doubled(unfrozen):
+    callback = CallbackModule()
+    callback.collect_above = 0
     callback.v2_runner_on_start(None, None)
-    del marker
+    gone = _garbage_in_a_cycle()
+    callback.v2_runner_on_start(None, None)
     gc.collect()
     assert gone() is not None, "frozen: the collector leaves it"
     callback.v2_playbook_on_play_start(None)
     assert gone() is None, "a play start collects what the freezes kept"
-    assert gc.get_freeze_count() > 0, "and freezes again"
+    kept = gc.get_freeze_count()
+    assert kept > 0, "and freezes again"
+    # the next play start, with what is frozen not doubled since: no walk of the heap, the garbage stays
+    again = _garbage_in_a_cycle()
+    callback.v2_runner_on_start(None, None)
+    assert gc.get_freeze_count() <= 2 * kept
+    callback.v2_playbook_on_play_start(None)
+    assert again() is not None, "a play start below twice the last collection's heap collects nothing"
+
+
+def test_a_play_start_below_the_floor_collects_nothing(unfrozen):
+    callback = CallbackModule()
+    callback.v2_runner_on_start(None, None)
+    assert 0 < gc.get_freeze_count() < callback.collect_above
+    gone = _garbage_in_a_cycle()
+    callback.v2_runner_on_start(None, None)
+    callback.v2_playbook_on_play_start(None)
+    assert gone() is not None, "a heap as small as site.yml's is not walked at a play start"
 
 
 def test_ansible_loads_it_with_both_events():
@@ -66,3 +88,4 @@ def test_the_collections_ansible_cfg_and_molecule_enable_it():
     assert "inferops.vllm_cluster.gc_freeze" in [c.strip() for c in config["defaults"]["callbacks_enabled"].split(",")]
     molecule = yaml.safe_load((REPO / ".config" / "molecule" / "config.yml").read_text())
     assert molecule["provisioner"]["config_options"]["defaults"]["callbacks_enabled"] == "inferops.vllm_cluster.gc_freeze"
+

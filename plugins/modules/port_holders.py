@@ -13,7 +13,7 @@ description:
   - Returns which of the cluster's containers run (each holds its own ports), what listens on TCP (C(ss -Hltn)),
     and, where O(staging_cache_dir) is set, the collection's own staging server, looked for between two reads of the
     ports (a server starting or ending meanwhile is not taken for another process).
-  - The preflight role decides from it which of the cluster's ports another process holds (filter C(ports_taken)).
+  - The preflight role decides from it which of the cluster's ports another process holds (filter C(ports_free_report)).
   - Docker absent, an absent container, or a Docker that refuses the user count as containers not running; its own
     words are returned (RV(docker_error)) for the caller to tell these apart.
   - Changes nothing.

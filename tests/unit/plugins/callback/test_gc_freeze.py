@@ -66,11 +66,17 @@ def test_a_play_start_frees_the_garbage_the_freezes_kept_once_it_doubled(unfroze
 def test_a_play_start_below_the_floor_collects_nothing(unfrozen):
     callback = CallbackModule()
     callback.v2_runner_on_start(None, None)
-    assert 0 < gc.get_freeze_count() < callback.collect_above
+    # the floor as this process sees it (what pytest holds depends on the tests run before): above what is frozen
+    callback.collect_above = gc.get_freeze_count() + 10_000
     gone = _garbage_in_a_cycle()
     callback.v2_runner_on_start(None, None)
     callback.v2_playbook_on_play_start(None)
-    assert gone() is not None, "a heap as small as site.yml's is not walked at a play start"
+    assert gone() is not None, "a heap below the floor is not walked at a play start"
+
+
+def test_the_floor_is_above_what_site_yml_freezes():
+    # measured on the lab: a no-op site.yml's controller holds ~140,000 frozen objects at its end
+    assert CallbackModule.collect_above >= 200_000
 
 
 def test_ansible_loads_it_with_both_events():
@@ -88,4 +94,3 @@ def test_the_collections_ansible_cfg_and_molecule_enable_it():
     assert "inferops.vllm_cluster.gc_freeze" in [c.strip() for c in config["defaults"]["callbacks_enabled"].split(",")]
     molecule = yaml.safe_load((REPO / ".config" / "molecule" / "config.yml").read_text())
     assert molecule["provisioner"]["config_options"]["defaults"]["callbacks_enabled"] == "inferops.vllm_cluster.gc_freeze"
-

@@ -45,16 +45,11 @@ _value:
   type: dict
 """
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._container_plan import plan, spec_digest
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._container_plan import from_read
 
 
 def container_plan(spec, node, record, start_files):
-    container = (node.get("containers") or {}).get(spec["name"]) or {"exists": False}
-    image_id = (node.get("images") or {}).get(spec["image"], "")
-    files = node.get("files") or {}
-    digest = spec_digest(spec, image_id, {path: (files.get(path) or {}).get("sha256", "") for path in start_files})
-    decided = plan(spec, container, image_id, (node.get("records") or {}).get(record), digest)
-    return dict(decided, digest=digest, id=container.get("id", ""))
+    return from_read(spec, node, record, start_files)
 
 
 class FilterModule:

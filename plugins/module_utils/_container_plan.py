@@ -96,3 +96,26 @@ def covers(node: t.Any, wanted: t.Mapping[str, t.Sequence[str]]) -> bool:
         return False
     return all(isinstance(node.get(kind), t.Mapping) and all(key in node[kind] for key in keys)
                for kind, keys in wanted.items())
+
+
+def from_read(spec: t.Mapping[str, t.Any], node: t.Mapping[str, t.Any], record: str,
+              start_files: t.Sequence[str]) -> dict[str, t.Any]:
+    """plan() from a node_state result: {apply, reason, started_at, digest, id}."""
+    container = (node.get("containers") or {}).get(spec["name"]) or {"exists": False}
+    image_id = (node.get("images") or {}).get(spec["image"], "")
+    files = node.get("files") or {}
+    digest = spec_digest(spec, image_id, {path: (files.get(path) or {}).get("sha256", "") for path in start_files})
+    decided = plan(spec, container, image_id, (node.get("records") or {}).get(record), digest)
+    return dict(decided, digest=digest, id=container.get("id", ""))
+
+
+def decision(spec: t.Mapping[str, t.Any], node: t.Mapping[str, t.Any], token_path: str,
+             config_dir: str) -> dict[str, t.Any]:
+    """Everything the start needs from one read of the node: the plan, the record's path and the Ray token's
+    fingerprint for the container's label ({exists, sha256}: its first 16 hex digits only, so that the token's whole
+    sha256 never stands in an output; digested as it is, see DIGEST_VERSION)."""
+    wanted = reading(spec, token_path, config_dir)
+    record = wanted["records"][0]
+    token = (node.get("files") or {}).get(token_path) or {}
+    return {"plan": from_read(spec, node, record, wanted["files"]), "record": record,
+            "token": {"exists": bool(token.get("exists")), "sha256": str(token.get("sha256") or "")[:16]}}

@@ -46,7 +46,7 @@ class ActionModule(ActionBase):
             if node.get("failed"):
                 result.update(failed=True, msg=node.get("msg") or "node_state failed", read=True)
                 return result
-        decided = _container_plan.decision(spec, node, args["token_path"], args["config_dir"])
+        decided = _container_plan.decision(spec, node, wanted, args["token_path"])
         # the reason, without the spec (its command and environment may hold secrets: the task runs under no_log)
         display.v(f"{task_vars.get('inventory_hostname', '')}: {spec['name']}: "
                   f"{'start or update' if decided['plan']['apply'] else 'leave'} ({decided['plan']['reason']})")

@@ -109,12 +109,12 @@ def from_read(spec: t.Mapping[str, t.Any], node: t.Mapping[str, t.Any], record: 
     return dict(decided, digest=digest, id=container.get("id", ""))
 
 
-def decision(spec: t.Mapping[str, t.Any], node: t.Mapping[str, t.Any], token_path: str,
-             config_dir: str) -> dict[str, t.Any]:
-    """Everything the start needs from one read of the node: the plan, the record's path and the Ray token's
-    fingerprint for the container's label ({exists, sha256}: its first 16 hex digits only, so that the token's whole
-    sha256 never stands in an output; digested as it is, see DIGEST_VERSION)."""
-    wanted = reading(spec, token_path, config_dir)
+def decision(spec: t.Mapping[str, t.Any], node: t.Mapping[str, t.Any], wanted: t.Mapping[str, t.Sequence[str]],
+             token_path: str) -> dict[str, t.Any]:
+    """Everything the start needs from one read of the node (node_state's answer to `wanted`, a reading() of the
+    spec): the plan, the record's path and the Ray token's fingerprint for the container's label ({exists, sha256}:
+    its first 16 hex digits only, so that the token's whole sha256 never stands in an output; digested as it is, see
+    DIGEST_VERSION)."""
     record = wanted["records"][0]
     token = (node.get("files") or {}).get(token_path) or {}
     return {"plan": from_read(spec, node, record, wanted["files"]), "record": record,

@@ -73,6 +73,8 @@ def unanswered_words(read: t.Mapping[str, t.Any]) -> str:
 
 # What the CLI says when no engine answers, in the wordings of Docker 20-27 and of 28 and later.
 NO_ANSWER = re.compile(r"(?i)cannot connect to the docker daemon|failed to connect to the docker API")
+# What it says to a user outside the docker group.
+NO_ACCESS = re.compile(r"(?i)permission denied")
 
 
 def _socket(text: str) -> str:
@@ -93,7 +95,7 @@ def state(read: t.Mapping[str, t.Any], host: str, doc: str = TROUBLESHOOTING) ->
         return {"answers": False, "version": "", "problem": MESSAGES["NO_CLI"].format(host=host, error=error, doc=doc)}
     if rc == TIMED_OUT:
         problem = MESSAGES["HUNG"].format(host=host, socket=DEFAULT_SOCKET, timeout=TIMEOUT, doc=doc)
-    elif re.search(r"(?i)permission denied", error):
+    elif NO_ACCESS.search(error):
         problem = MESSAGES["NO_ACCESS"].format(host=host, socket=_socket(error), error=error, doc=doc)
     else:
         problem = MESSAGES["NO_ANSWER"].format(host=host, socket=_socket(error), error=error, doc=doc)

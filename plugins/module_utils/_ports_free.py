@@ -13,9 +13,9 @@ Private to the collection."""
 
 from __future__ import annotations
 
-import re
 import typing as t
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._engine import NO_ACCESS, NO_ANSWER
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._network import ports_taken
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._ports import opened
 
@@ -26,10 +26,6 @@ MESSAGES = {
     "TAKEN": "{host}: {taken} already in use by another process (`ss -ltnp` on {host} names it); Ray or vLLM would "
              "fail to bind it late and obscurely. Fix: stop that process, or set the variable to a free port.",
 }
-
-# What docker says to a user outside its group, and of an engine that does not answer (F26, _common's engine check).
-_NO_ACCESS = re.compile(r"(?i)permission denied")
-_NO_ENGINE = re.compile(r"(?i)cannot connect to the docker daemon|failed to connect to the docker API")
 
 
 def report(holders: t.Mapping[str, t.Any], values: t.Mapping[str, t.Any], traits: t.Mapping[str, t.Any],
@@ -48,7 +44,7 @@ def report(holders: t.Mapping[str, t.Any], values: t.Mapping[str, t.Any], traits
     wanted = opened(values, traits, bool(is_head), bool(weights_staged), held)
     after = set(ports_taken(str(holders.get("listening_after") or ""), wanted))
     taken = [port for port in ports_taken(str(holders.get("listening") or ""), wanted) if port in after]
-    denied = [line for line in error.splitlines() if _NO_ACCESS.search(line)]
+    denied = [line for line in error.splitlines() if NO_ACCESS.search(line)]
     notes = []
     if denied:
         notes.append(MESSAGES["NOT_CHECKED"].format(host=host, user=user or "this user", error=denied[0]))
@@ -58,6 +54,6 @@ def report(holders: t.Mapping[str, t.Any], values: t.Mapping[str, t.Any], traits
     return {
         "notes": notes,
         "taken": taken,
-        "engine_down": bool(taken) and bool(_NO_ENGINE.search(error)),
+        "engine_down": bool(taken) and bool(NO_ANSWER.search(error)),
         "problem": MESSAGES["TAKEN"].format(host=host, taken=", ".join(taken)) if taken and not denied else "",
     }

@@ -35,15 +35,21 @@ ANSIBLES_OWN = {
 FOLDERS = ("roles", "playbooks", "lab", "molecule", "inventories", "bench", "tests/render", ".config")
 
 
+def yaml_sources(folders=("roles", "playbooks")):
+    """The YAML and Jinja files under the folders."""
+    for folder in folders:
+        for path in (REPO / folder).rglob("*"):
+            if path.suffix in (".yml", ".yaml", ".j2") and path.is_file():
+                yield path
+
+
 def test_no_file_of_the_collection_reads_a_fact_as_a_top_level_variable():
     pattern = re.compile(r"\bansible_([a-z0-9_]+)")
-    paths = [REPO / "site.yml"] + [path for folder in FOLDERS for path in (REPO / folder).rglob("*")]
     found = []
-    for path in paths:
-        if path.suffix in (".yml", ".yaml", ".j2") and path.is_file():
-            for number, line in enumerate(path.read_text().splitlines(), 1):
-                found += [f"{path.relative_to(REPO)}:{number}: ansible_{name}" for name in pattern.findall(line)
-                          if name not in ANSIBLES_OWN]
+    for path in [REPO / "site.yml", *yaml_sources(FOLDERS)]:
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            found += [f"{path.relative_to(REPO)}:{number}: ansible_{name}" for name in pattern.findall(line)
+                      if name not in ANSIBLES_OWN]
     assert not found, "with inject_facts_as_vars = False these are undefined:\n" + "\n".join(found)
 
 
@@ -57,13 +63,6 @@ COLLECTOR_OF = {
     # set by ansible.builtin.getent, not by setup
     "getent_passwd": None,
 }
-
-
-def yaml_sources():
-    for folder in ("roles", "playbooks"):
-        for path in (REPO / folder).rglob("*"):
-            if path.suffix in (".yml", ".j2") and path.is_file():
-                yield path
 
 
 def test_every_playbook_gathers_the_same_subset():

@@ -11,6 +11,7 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils import _container_plan
+from ansible_collections.inferops.vllm_cluster.plugins.plugin_utils._direct_action import node_result
 
 display = Display()
 
@@ -41,8 +42,7 @@ class ActionModule(ActionBase):
         # was written since); otherwise one node_state call asks all of it
         read_here = not _container_plan.covers(node, wanted)
         if read_here:
-            node = self._execute_module(module_name="inferops.vllm_cluster.node_state", module_args=dict(wanted),
-                                        task_vars=task_vars)
+            node = node_result(self, "inferops.vllm_cluster.node_state", "_node_state", wanted, task_vars)
             if node.get("failed"):
                 result.update(failed=True, msg=node.get("msg") or "node_state failed", read=True)
                 return result

@@ -15,11 +15,14 @@ import importlib
 import json
 import os
 import stat
+import time
 import typing as t
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._direct import ModuleError
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import DockerCli, DockerError
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._engine import answered
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._engine import answered, ask
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._env import pinned_env_drift
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._firewall import table_in_force
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._regular_file import regular_file
 
 # A file hashed whole: env files, tokens, keys and rules are a few KiB; a larger one is described without its hash.
@@ -157,3 +160,44 @@ def content_differs(described: t.Mapping[str, t.Any] | None, content: str, mode:
     """Whether a root-owned file of this content and mode must be written where node_state found `described`."""
     return (needs_fixing(described, "file", mode)
             or (described or {}).get("sha256") != hashlib.sha256(content.encode("utf-8")).hexdigest())
+
+
+# Module node_state's options (plugins/modules/node_state.py documents them), checked by the module where it runs as a
+# module and by its action on the controller where the node's Python runs run() directly (_direct).
+ARGUMENT_SPEC = {
+    "containers": {"type": "list", "elements": "str", "default": []},
+    "images": {"type": "list", "elements": "str", "default": []},
+    # str, not path: the results are keyed by the paths as given
+    "files": {"type": "list", "elements": "str", "default": []},
+    "secret_files": {"type": "list", "elements": "str", "default": [], "no_log": False},
+    "records": {"type": "list", "elements": "str", "default": []},
+    "python_modules": {"type": "list", "elements": "str", "default": []},
+    "pinned_env": {"type": "dict", "default": {}},
+    "nft_tables": {"type": "list", "elements": "str", "default": []},
+    "engine": {"type": "bool", "default": False},
+    "docker_host": {"type": "str", "default": "unix:///var/run/docker.sock"},
+    "timeout": {"type": "int", "default": 30},
+}
+
+
+def run(params: t.Mapping[str, t.Any], node: t.Any) -> dict[str, t.Any]:
+    """Module node_state's result for its validated params; node: what the read asks of the node (AnsibleModule or
+    _direct.Node: run_command, get_bin_path). ModuleError where Docker or nft failed."""
+    engine = ask(node.run_command, node.get_bin_path("docker"), params["docker_host"]) if params["engine"] else None
+    containers, images, pinned_env = docker_questions(engine, params["containers"], params["images"],
+                                                      params["pinned_env"])
+    client = None
+    if containers or images or pinned_env:
+        client = DockerCli(node.run_command, node.get_bin_path("docker", required=True), params["docker_host"],
+                           params["timeout"])
+    try:
+        state = read(client, containers, images, params["files"], params["records"], time.time,
+                     params["python_modules"], pinned_env, params["secret_files"])
+    except DockerError as error:
+        raise ModuleError(f"{error}", engine=engine) from None
+    nft = node.get_bin_path("nft") if params["nft_tables"] else None
+    try:
+        tables = {spec: table_in_force(node.run_command, nft, spec) for spec in params["nft_tables"]}
+    except ValueError as error:
+        raise ModuleError(f"{error}", engine=engine) from None
+    return dict(state, changed=False, engine=engine, nft_tables=tables)

@@ -8,10 +8,14 @@ for a stranger. Private to the collection."""
 
 from __future__ import annotations
 
+import os
 import typing as t
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._direct import ModuleError
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._engine import Run, ask, unanswered_words
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_lock import holder_seen
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_lock import LockError, holder_seen
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import Untrusted
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_snapshot import server_lock_file
 
 
 def running_containers(run: Run, docker: str | None, names: t.Sequence[str]) -> dict[str, t.Any]:
@@ -52,3 +56,25 @@ def read(run: Run, docker: str | None, ss: str, containers: t.Sequence[str], loc
         result["staging_server"] = {"pid": pid, "reason": reason}
         result["listening_after"] = listening(run, ss, host)
     return result
+
+
+# Module port_holders's options (plugins/modules/port_holders.py documents them), checked by the module where it runs as one and by
+# its action on the controller where the node's Python runs run() directly (_direct).
+ARGUMENT_SPEC = {
+    "containers": {"type": "list", "elements": "str", "default": []},
+    "staging_cache_dir": {"type": "path", "default": ""},
+    "host": {"type": "str", "default": ""},
+}
+
+
+def run(params: t.Mapping[str, t.Any], node: t.Any) -> dict[str, t.Any]:
+    """Module port_holders' result for its validated params; node: AnsibleModule or _direct.Node (run_command,
+    get_bin_path). ModuleError where the staging server's lock cannot be read safely."""
+    host = params["host"] or os.uname().nodename
+    lock = server_lock_file(params["staging_cache_dir"]) if params["staging_cache_dir"] else ""
+    try:
+        result = read(node.run_command, node.get_bin_path("docker"), node.get_bin_path("ss", required=True),
+                      params["containers"], lock, host, os.geteuid())
+    except (LockError, Untrusted, OSError) as error:
+        raise ModuleError(f"{error}") from None
+    return dict(result, changed=False)

@@ -17,9 +17,12 @@ which is why both are read. Private to the collection.
 from __future__ import annotations
 
 import json
+import os
 import typing as t
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._secrets import secret_name
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._direct import ModuleError
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import DockerCli, DockerError, status
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._secrets import SECRET_NAME_PATTERN, secret_name
 
 NON_CARRY_OVER_FILE = "ray_non_carry_over_env_vars.json"
 # Set per node by the env file beside the interconnect pins: another node's value is wrong here.
@@ -146,3 +149,68 @@ def carried_problems(host: str, container: str, names: t.Sequence[str], list_pat
         return []
     return [MESSAGES["carried"].format(host=host, container=container, names=", ".join(names), list=list_path,
                                        them="it" if len(names) == 1 else "them")]
+
+
+# Module rank_env_check's options (plugins/modules/rank_env_check.py documents them), checked by the module where it
+# runs as one and by its action on the controller where the node's Python runs run() directly (_direct).
+ARGUMENT_SPEC = {
+    "container": {"type": "str", "required": True},
+    "expected": {"type": "dict", "required": True},
+    "driver_container": {"type": "str", "default": ""},
+    "guarded": {"type": "list", "elements": "str", "default": []},
+    "non_carry_over_file": {"type": "str", "default": f"/root/.config/vllm/{NON_CARRY_OVER_FILE}"},
+    "host": {"type": "str", "default": ""},
+    "docker_host": {"type": "str", "default": "unix:///var/run/docker.sock"},
+}
+
+
+def read_processes(client: DockerCli, container: str, names: list[str]) -> dict | None:
+    """READ_PROCESSES' answer from inside container; None when the container does not run (or stopped meanwhile).
+    Asked straight away: the container's state is read only where the answer fails (a serving node's check is one
+    docker CLI call a container, not two)."""
+    rc, out, err = client.exec(container, ["python3", "-c", READ_PROCESSES, json.dumps(sorted(names)), SECRET_NAME_PATTERN])
+    if rc != 0:
+        if status(client.inspect(container)) != "running":
+            return None
+        # stderr only: stdout would hold the command lines of every process the reader saw
+        raise DockerError(f"reading the processes of {container} failed ({rc}): {err.strip()[-300:]}")
+    return json.loads(out)
+
+
+def read_list(client: DockerCli, container: str, path: str) -> set[str]:
+    """The names of the non-carry-over list as vLLM in container reads them; none when the file is absent."""
+    rc, out, err = client.exec(container, ["cat", path])
+    if rc == 0:
+        return parse_names(out)
+    # cat's own words for the list's path, not the docker CLI's for a socket that is gone (Docker 28 ends those in
+    # "connect: no such file or directory" too)
+    if f"{path}: no such file or directory".lower() in err.lower():
+        return set()
+    raise DockerError(f"reading {path} in {container} failed ({rc}): {err.strip()[-300:]}")
+
+
+def run(params: t.Mapping[str, t.Any], node: t.Any) -> dict[str, t.Any]:
+    """Module rank_env_check's result for its validated params; node: AnsibleModule or _direct.Node (run_command,
+    get_bin_path). ModuleError naming every problem found, or why the ranks could not be read."""
+    p = params
+    host = p["host"] or os.uname().nodename
+    client = DockerCli(node.run_command, node.get_bin_path("docker", required=True), p["docker_host"], 60)
+    problems, ranks, carried = [], {}, []
+    try:
+        processes = read_processes(client, p["container"], list(p["expected"]))
+        if processes is not None:
+            ranks = {pid: {"cmdline": info["cmdline"], "env": info["env"]}
+                     for pid, info in rank_processes(processes).items()}
+            problems += rank_problems(host, p["container"], processes, p["expected"])
+        if p["driver_container"]:
+            driver = read_processes(client, p["driver_container"], p["guarded"])
+            if driver is not None:
+                excluded = read_list(client, p["driver_container"], p["non_carry_over_file"])
+                carried = carried_names(driver, p["guarded"], excluded)
+                problems += carried_problems(host, p["driver_container"], carried, p["non_carry_over_file"])
+    except (DockerError, ValueError) as exc:
+        raise ModuleError(f"{host}: could not read what vLLM's ranks run with: {exc}", ranks=ranks, carried=[]) from None
+    if problems:
+        raise ModuleError(" ".join(problems + [MESSAGES["fix"].format(list=p["non_carry_over_file"])]),
+                          ranks=ranks, carried=carried)
+    return {"changed": False, "ranks": ranks, "carried": carried}

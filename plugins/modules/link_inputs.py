@@ -64,42 +64,18 @@ boot_id:
   type: str
 """
 
-import hashlib
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import DockerCli, DockerError
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._link_gate import BOOT_ID, transport_env_digest
-
-
-def _read(module: AnsibleModule, path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        module.fail_json(msg=f"{path} cannot be read: {error}")
-    return None
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._direct import ModuleError
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._link_inputs import ARGUMENT_SPEC, run
 
 
 def main() -> None:
-    module = AnsibleModule(argument_spec={"image": {"type": "str", "required": True},
-                                          "env_file": {"type": "path", "required": True},
-                                          "docker_host": {"type": "str", "default": "unix:///var/run/docker.sock"},
-                                          "timeout": {"type": "int", "default": 30}},
-                           supports_check_mode=True)
-    params = module.params
-    client = DockerCli(module.run_command, module.get_bin_path("docker", required=True), params["docker_host"],
-                       params["timeout"])
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     try:
-        image_id = client.image_id(params["image"])
-    except DockerError as error:
-        module.fail_json(msg=f"reading the image {params['image']}: {error}")
-    env = _read(module, params["env_file"])
-    boot = _read(module, BOOT_ID) or ""
-    module.exit_json(changed=False, image_id=image_id, env_sha256="" if env is None else transport_env_digest(env),
-                     boot_id=hashlib.sha256(boot.strip().encode()).hexdigest() if boot else "")
+        module.exit_json(**run(module.params, module))
+    except ModuleError as error:
+        module.fail_json(msg=f"{error}", **error.extra)
 
 
 if __name__ == "__main__":

@@ -153,49 +153,18 @@ clock:
   type: float
 """
 
-import time
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import DockerCli, DockerError
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._engine import ask
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._firewall import table_in_force
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._node_state import docker_questions, read
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._direct import ModuleError
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._node_state import ARGUMENT_SPEC, run
 
 
 def main() -> None:
-    module = AnsibleModule(argument_spec={"containers": {"type": "list", "elements": "str", "default": []},
-                                          "images": {"type": "list", "elements": "str", "default": []},
-                                          # str, not path: the results are keyed by the paths as given
-                                          "files": {"type": "list", "elements": "str", "default": []},
-                                          "secret_files": {"type": "list", "elements": "str", "default": [], "no_log": False},
-                                          "records": {"type": "list", "elements": "str", "default": []},
-                                          "python_modules": {"type": "list", "elements": "str", "default": []},
-                                          "pinned_env": {"type": "dict", "default": {}},
-                                          "nft_tables": {"type": "list", "elements": "str", "default": []},
-                                          "engine": {"type": "bool", "default": False},
-                                          "docker_host": {"type": "str", "default": "unix:///var/run/docker.sock"},
-                                          "timeout": {"type": "int", "default": 30}},
-                           supports_check_mode=True)
-    params = module.params
-    engine = ask(module.run_command, module.get_bin_path("docker"), params["docker_host"]) if params["engine"] else None
-    containers, images, pinned_env = docker_questions(engine, params["containers"], params["images"],
-                                                      params["pinned_env"])
-    client = None
-    if containers or images or pinned_env:
-        client = DockerCli(module.run_command, module.get_bin_path("docker", required=True), params["docker_host"],
-                           params["timeout"])
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     try:
-        state = read(client, containers, images, params["files"], params["records"], time.time,
-                     params["python_modules"], pinned_env, params["secret_files"])
-    except DockerError as error:
-        module.fail_json(msg=f"{error}", engine=engine)
-    nft = module.get_bin_path("nft") if params["nft_tables"] else None
-    try:
-        tables = {spec: table_in_force(module.run_command, nft, spec) for spec in params["nft_tables"]}
-    except ValueError as error:
-        module.fail_json(msg=f"{error}", engine=engine)
-    module.exit_json(changed=False, engine=engine, nft_tables=tables, **state)
+        module.exit_json(**run(module.params, module))
+    except ModuleError as error:
+        module.fail_json(msg=f"{error}", **error.extra)
 
 
 if __name__ == "__main__":

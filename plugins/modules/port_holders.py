@@ -77,30 +77,18 @@ staging_server:
   sample: {pid: 0, reason: ""}
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._port_holders import read
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_lock import LockError
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_paths import Untrusted
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._weights_snapshot import server_lock_file
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._direct import ModuleError
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._port_holders import ARGUMENT_SPEC, run
 
 
 def main() -> None:
-    module = AnsibleModule(argument_spec={"containers": {"type": "list", "elements": "str", "default": []},
-                                          "staging_cache_dir": {"type": "path", "default": ""},
-                                          "host": {"type": "str", "default": ""}},
-                           supports_check_mode=True)
-    params = module.params
-    host = params["host"] or os.uname().nodename
-    lock = server_lock_file(params["staging_cache_dir"]) if params["staging_cache_dir"] else ""
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     try:
-        result = read(module.run_command, module.get_bin_path("docker"),
-                      module.get_bin_path("ss", required=True), params["containers"], lock, host, os.geteuid())
-    except (LockError, Untrusted, OSError) as error:
-        module.fail_json(msg=f"{error}")
-    module.exit_json(changed=False, **result)
+        module.exit_json(**run(module.params, module))
+    except ModuleError as error:
+        module.fail_json(msg=f"{error}", **error.extra)
 
 
 if __name__ == "__main__":

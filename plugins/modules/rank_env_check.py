@@ -76,85 +76,18 @@ carried:
   elements: str
 """
 
-import json
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._docker_cli import DockerCli, DockerError, status
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._rank_env import (
-    MESSAGES,
-    NON_CARRY_OVER_FILE,
-    READ_PROCESSES,
-    carried_names,
-    carried_problems,
-    parse_names,
-    rank_problems,
-    rank_processes,
-)
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._secrets import SECRET_NAME_PATTERN
-
-
-def read_processes(client: DockerCli, container: str, names: list[str]) -> dict | None:
-    """READ_PROCESSES' answer from inside container; None when the container does not run (or stopped meanwhile).
-    Asked straight away: the container's state is read only where the answer fails (a serving node's check is one
-    docker CLI call a container, not two)."""
-    rc, out, err = client.exec(container, ["python3", "-c", READ_PROCESSES, json.dumps(sorted(names)), SECRET_NAME_PATTERN])
-    if rc != 0:
-        if status(client.inspect(container)) != "running":
-            return None
-        # stderr only: stdout would hold the command lines of every process the reader saw
-        raise DockerError(f"reading the processes of {container} failed ({rc}): {err.strip()[-300:]}")
-    return json.loads(out)
-
-
-def read_list(client: DockerCli, container: str, path: str) -> set[str]:
-    """The names of the non-carry-over list as vLLM in container reads them; none when the file is absent."""
-    rc, out, err = client.exec(container, ["cat", path])
-    if rc == 0:
-        return parse_names(out)
-    # cat's own words for the list's path, not the docker CLI's for a socket that is gone (Docker 28 ends those in
-    # "connect: no such file or directory" too)
-    if f"{path}: no such file or directory".lower() in err.lower():
-        return set()
-    raise DockerError(f"reading {path} in {container} failed ({rc}): {err.strip()[-300:]}")
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._direct import ModuleError
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._rank_env import ARGUMENT_SPEC, run
 
 
 def main() -> None:
-    module = AnsibleModule(
-        argument_spec={
-            "container": {"type": "str", "required": True},
-            "expected": {"type": "dict", "required": True},
-            "driver_container": {"type": "str", "default": ""},
-            "guarded": {"type": "list", "elements": "str", "default": []},
-            "non_carry_over_file": {"type": "str", "default": f"/root/.config/vllm/{NON_CARRY_OVER_FILE}"},
-            "host": {"type": "str", "default": ""},
-            "docker_host": {"type": "str", "default": "unix:///var/run/docker.sock"},
-        },
-        supports_check_mode=True,
-    )
-    p = module.params
-    host = p["host"] or os.uname().nodename
-    client = DockerCli(module.run_command, module.get_bin_path("docker", required=True), p["docker_host"], 60)
-    problems, ranks, carried = [], {}, []
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     try:
-        processes = read_processes(client, p["container"], list(p["expected"]))
-        if processes is not None:
-            ranks = {pid: {"cmdline": info["cmdline"], "env": info["env"]}
-                     for pid, info in rank_processes(processes).items()}
-            problems += rank_problems(host, p["container"], processes, p["expected"])
-        if p["driver_container"]:
-            driver = read_processes(client, p["driver_container"], p["guarded"])
-            if driver is not None:
-                excluded = read_list(client, p["driver_container"], p["non_carry_over_file"])
-                carried = carried_names(driver, p["guarded"], excluded)
-                problems += carried_problems(host, p["driver_container"], carried, p["non_carry_over_file"])
-    except (DockerError, ValueError) as exc:
-        module.fail_json(msg=f"{host}: could not read what vLLM's ranks run with: {exc}", ranks=ranks, carried=[])
-    if problems:
-        module.fail_json(msg=" ".join(problems + [MESSAGES["fix"].format(list=p["non_carry_over_file"])]),
-                         ranks=ranks, carried=carried)
-    module.exit_json(changed=False, ranks=ranks, carried=carried)
+        module.exit_json(**run(module.params, module))
+    except ModuleError as error:
+        module.fail_json(msg=f"{error}", **error.extra)
 
 
 if __name__ == "__main__":

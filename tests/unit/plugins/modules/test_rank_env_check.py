@@ -1,16 +1,21 @@
-"""The module end to end through AnsibleModule, against a stand-in `docker` (a shell script on PATH) that logs every
-call: a serving node is read with one exec a container and no inspect; a container that is absent or stopped is
-skipped (inspected only once its exec failed); one that runs and cannot be read fails the module."""
+"""The module end to end, both ways it runs (through AnsibleModule, and as the program its action pipes to the node's
+Python: plugin_utils/_direct_action.py), against a stand-in `docker` (a shell script on PATH) that logs every call: a
+serving node is read with one exec a container and no inspect; a container that is absent or stopped is skipped
+(inspected only once its exec failed); one that runs and cannot be read fails the module."""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._rank_env import ARGUMENT_SPEC
 from ansible_collections.inferops.vllm_cluster.plugins.modules import rank_env_check
+from ansible_collections.inferops.vllm_cluster.plugins.plugin_utils._direct_action import program, validated
 
 # The container names tell the stand-in what to answer; a container that runs holds one rank process, pinned as
 # expected, and no non-carry-over list.
@@ -52,11 +57,18 @@ def docker_calls(tmp_path, monkeypatch):
     return lambda: [line.split()[:3] for line in calls.read_text().splitlines()]
 
 
-def run(capsys, **args):
-    with patch_module_args(dict({"expected": {"NCCL_SOCKET_IFNAME": "ic0"}, "host": "spark-2"}, **args)), \
-            pytest.raises(SystemExit):
-        rank_env_check.main()
-    return json.loads(capsys.readouterr().out)
+@pytest.fixture(params=["module", "direct"])
+def run(request, capsys):
+    def result(**args):
+        args = dict({"expected": {"NCCL_SOCKET_IFNAME": "ic0"}, "host": "spark-2"}, **args)
+        if request.param == "direct":
+            text = program("_rank_env", validated("rank_env_check", ARGUMENT_SPEC, args))
+            done = subprocess.run([sys.executable, "-"], input=text, capture_output=True, text=True, check=True)
+            return json.loads(done.stdout)
+        with patch_module_args(args), pytest.raises(SystemExit):
+            rank_env_check.main()
+        return json.loads(capsys.readouterr().out)
+    return result
 
 
 @pytest.mark.parametrize(
@@ -73,24 +85,24 @@ def run(capsys, **args):
     ],
     ids=["worker", "head", "absent", "stopped"],
 )
-def test_each_container_is_asked_once_and_inspected_only_when_that_fails(docker_calls, capsys, args, calls):
-    result = run(capsys, **args)
+def test_each_container_is_asked_once_and_inspected_only_when_that_fails(docker_calls, run, args, calls):
+    result = run(**args)
     assert not result.get("failed"), result
     assert result["carried"] == []
     assert list(result["ranks"]) == (["7"] if args["container"] == "ray-worker" else [])
     assert docker_calls() == calls
 
 
-def test_a_running_container_that_cannot_be_read_fails_naming_host_and_container(docker_calls, capsys):
-    result = run(capsys, container="unreadable")
+def test_a_running_container_that_cannot_be_read_fails_naming_host_and_container(docker_calls, run):
+    result = run(container="unreadable")
     assert result["failed"] is True
     assert result["msg"].startswith("spark-2: could not read what vLLM's ranks run with: ")
     assert "unreadable" in result["msg"] and "permission denied" in result["msg"]
     assert docker_calls() == [["exec", "unreadable", "python3"], ["container", "inspect", "unreadable"]]
 
 
-def test_an_engine_that_does_not_answer_fails_the_check_instead_of_passing_it(docker_calls, capsys, monkeypatch):
+def test_an_engine_that_does_not_answer_fails_the_check_instead_of_passing_it(docker_calls, run, monkeypatch):
     """Docker 28's words for a socket that is gone end in "no such file or directory": no container to skip."""
     monkeypatch.setenv("FAKE_GONE", "1")
-    result = run(capsys, container="ray-worker")
+    result = run(container="ray-worker")
     assert result["failed"] is True and "failed to connect to the docker API" in result["msg"], result

@@ -35,6 +35,12 @@ def spec_digest(spec: t.Mapping[str, t.Any], image_id: str, file_digests: t.Mapp
 
 
 # Why a container goes to docker_container, in the order checked; the first that holds is reported.
+# What a user reads where a container did not start (_common's container_start.yml); the error is docker_container's,
+# its secrets masked by the caller.
+MESSAGES = {
+    "START_FAILED": "{host}: community.docker.docker_container could not bring {container} to {state}: {error}",
+}
+
 REASONS = {
     "restart": "a restart was asked for",
     "not_started": "the spec asks for another state than started",

@@ -67,6 +67,10 @@ MESSAGES = {
                     "recreates the container as rendered. See {doc}#f7",
     # {staged} above, where the weights are staged (the containers are pinned offline too)
     "F17_OFFLINE": ", or a rank would download weights inside vLLM's load window (F17)",
+    "EXTRA_ENV_REFUSED": (
+        "{host}: {problems} Fix: correct it in the inventory (the pinning follows vllm_cluster_interconnect_cidr; the "
+        "API key is vllm_server_api_key). Nothing was written."
+    ),
 }
 
 

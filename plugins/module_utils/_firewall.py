@@ -46,6 +46,9 @@ MESSAGES = {
     "stuck": "{host}: the firewall would cut Ansible off ({attempt}: {error}) and the rules it had before were "
              "not put back within {seconds} s. Fix: on the console, `nft delete table inet {table}`, then correct "
              "the ports as above.",
+    "CONFIRM_UNREACHABLE": "NOTE {host}: the controller cannot open a connection to {address} even before the change "
+                           "({error}; a jump host?), so only Ansible's own reconnection confirms the new rules. Set "
+                           "ray_firewall_confirm_port (0 to say so).",
 }
 
 

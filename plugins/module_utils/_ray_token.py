@@ -26,6 +26,13 @@ MESSAGES = {
         "already has. Fix: put the new token in vllm_cluster_ray_auth_token (Vault), or empty it to have one "
         "generated into {controller_file}. See {doc}#f21"
     ),
+    "NOTE_KEEP": "Ray token: the cluster keeps its token.",
+    "NOTE_ADOPT": "Ray token: this controller had none; it takes the one on the head, kept in {file}.",
+    "NOTE_CREATE": "Ray token: a new cluster; a new token, kept in {file}.",
+    "NOTE_ROTATE": (
+        "Ray token: ROTATING the token of the cluster (vllm_cluster_ray_auth_rotate): every Ray and vLLM container "
+        "restarts."
+    ),
 }
 
 

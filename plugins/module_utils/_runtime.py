@@ -16,6 +16,30 @@ MESSAGES = {
                 "has it).",
     "archive": "{host}: vllm_cluster_image_archive={archive} does not exist {where}. Fix: point it at a `docker save` "
                "archive of {image}, or empty it to pull the image.",
+    "RAY_AUTH_UNSUPPORTED": (
+        "{host}: vllm_cluster_ray_auth=token, but {image} has Ray {ray}, and token authentication needs Ray {needs}+. "
+        "Fix: use an image with a newer Ray, or set vllm_cluster_ray_auth=auto (authentication off, with a warning)."
+    ),
+    "RAY_AUTH_OFF_ASKED": (
+        "WARNING {host}: Ray token authentication is OFF (vllm_cluster_ray_auth=off). Anyone who reaches the Ray ports "
+        "can run code on the cluster: keep them firewalled to the interconnect."
+    ),
+    "RAY_AUTH_OFF_OLD_RAY": (
+        "WARNING {host}: Ray token authentication is OFF (Ray {ray} in the image predates it ({needs}+)). Anyone who "
+        "reaches the Ray ports can run code on the cluster: keep them firewalled to the interconnect."
+    ),
+    "REGISTRY_LOGIN_INCOMPLETE": (
+        "{host}: vllm_cluster_registry_login needs registry, username and password (has {has}). Fix: set all three (the "
+        "password in Vault), or remove it to pull without a login."
+    ),
+    "NO_NVIDIA_CTK": (
+        "{host}: vllm_cluster_gpu is true but nvidia-ctk is not installed, so containers cannot get the GPU. Fix: "
+        "install nvidia-container-toolkit (DGX OS ships it), or set vllm_cluster_gpu=false on a CPU host."
+    ),
+    "NO_ENGINE_NOT_DEBIAN": (
+        "{host}: no Docker engine answers (`docker version`: {error}) and this role installs one only on Debian/Ubuntu "
+        "(this host: {distribution}). Fix: install Docker and start it, then re-run."
+    ),
 }
 
 

@@ -31,6 +31,11 @@ MESSAGES = {
     "twice": "{option} is a setting of both {first} and {second}: a role's settings carry its name as prefix.",
     "refused": "{host}: values the collection's roles refuse: {errors}. Fix: correct them where they are set "
                "(group_vars, host_vars, -e); each role's README lists its settings ({readmes}).",
+    "PRIVATE_COMMON": (
+        "inferops.vllm_cluster._common is private to the collection and does nothing on its own. Use site.yml, or the "
+        "roles (inferops.vllm_cluster.preflight, docker_runtime, ray_head, ...); a role of the collection calls one of "
+        "its entry points with include_role and tasks_from."
+    ),
 }
 
 

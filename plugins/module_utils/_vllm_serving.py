@@ -61,6 +61,19 @@ MESSAGES: dict[str, str] = {
         "{host}: vLLM at {url} returned no tokens for one chat completion of {model} ({detail}). Fix: read "
         "`docker logs {container}` on {host}."
     ),
+    "NO_API_KEY": (
+        "WARNING {host}: vLLM's API at {url} has NO API key (vllm_server_api_key is empty). Anyone who reaches the port "
+        "can use the model and see every request it serves. Fix: set vllm_server_api_key (keep it in Vault)."
+    ),
+    "REQUEST_INVALID": (
+        "{host}: vllm_server_model={model}, tensor_parallel_size={tp}, pipeline_parallel_size={pp}, port={port}: "
+        "expected a model id or path, parallel sizes >= 1 and a port in 1-65535. Fix: set them in group_vars (the model "
+        "as a Hugging Face id, or a path inside the container)."
+    ),
+    "DID_NOT_COME_UP": (
+        "{host}: vLLM did not come up at {url} ({why}). {hint} vLLM's error: {errors}. Last lines of `docker logs "
+        "{container}`: {log}"
+    ),
 }
 
 # Where clients reach the server when it binds every address.

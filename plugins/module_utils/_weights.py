@@ -35,6 +35,21 @@ MESSAGES = {
                      "be an HF_HOME, its hub folder or the folder models--ORG--NAME. Fix: point it at one that does.",
     "F17_NOT_A_HUB_ID": "vllm_server_model={model!r} is not a hub id (ORG/NAME): only a hub id is staged. Fix: name "
                         "the model by its hub id, or set vllm_cluster_stage_weights=false and mount the path yourself.",
+    "REVISION_NOT_SERVED": (
+        "model_stage_ref={ref} but vllm_cluster_model_revision={revision}: vLLM is started with --revision {revision}, "
+        "so it would serve another revision than the one staged and verified. Nothing was staged. Fix: set "
+        "vllm_cluster_model_revision={ref} and leave model_stage_ref unset."
+    ),
+    "SOURCE_NOT_AN_ARCHIVE": (
+        "model_stage_source={source} is on the controller (model_stage_source_remote=false) but is not an archive "
+        "(.tar, .tar.gz, .tgz) of the models--ORG--NAME folder. Fix: archive it (tar -C ~/.cache/huggingface/hub -czf "
+        "model.tgz {folder}), or copy it to the head and set model_stage_source_remote=true."
+    ),
+    "NOT_STAGED_OFF": "Weights are not staged: vllm_cluster_stage_weights is false.",
+    "NOT_STAGED_NOT_A_HUB_ID": (
+        "Weights are not staged: vllm_server_model={model} is not a hub id (ORG/NAME): each node must hold that path "
+        "itself."
+    ),
 }
 
 # huggingface_hub's own rule for repo ids (utils/_validators.py): letters, digits, -_. and one '/'.

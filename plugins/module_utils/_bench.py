@@ -59,6 +59,10 @@ MESSAGES = {
               "the baseline ({baseline}): {figures}. Fix: find what slows the new version (its release notes, "
               "`vllm_server_extra_args`, the image's kernels for this GPU), or raise the tolerance for this upgrade "
               "if the slowdown is expected. See {doc}#f30",
+    "CHECK_MODE": (
+        "would run vllm bench serve from {image} against {url} at concurrencies {concurrencies} ({prompts} prompts "
+        "each per unit of concurrency, {input_len} tokens in, {output_len} out)"
+    ),
 }
 
 

@@ -59,6 +59,7 @@ MESSAGES = {
                "See {doc}#f27",
     "NOTHING": "[F27] {host}: no burn-in request was answered in {elapsed:.0f} s: the server took requests but "
                "returned none. Fix: run `site.yml --tags validate` and playbooks/diagnose.yml. See {doc}#f27",
+    "CHECK_MODE": "would keep {concurrency} requests of {max_tokens} tokens in flight against {url} for {duration} s",
 }
 
 

@@ -60,6 +60,9 @@ MESSAGES = {
                 "loads it) before --tags link; {doc}#f25.",
     "NO_TRANSPORT": "[F25] {host}: NCCL's log names no network transport (NET/IB or NET/Socket), so the gate cannot "
                     "say what carried it. Fix: check that the image's NCCL honours NCCL_DEBUG_FILE; {doc}#f25.",
+    "PLAN_MEASURING": "link gate: measuring: {reason}. Record: {record}",
+    "PLAN_WOULD_MEASURE": "link gate: would measure (not in check mode): {reason}. Record: {record}",
+    "PLAN_NOT_MEASURING": "link gate: not measuring: {reason}. Record: {record}",
 }
 
 HINTS = {

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import importlib
 import re
+import string
 import typing as t
 
-from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import with_guide
+from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING, with_guide
 
 PACKAGE = "ansible_collections.inferops.vllm_cluster.plugins.module_utils"
 KEY = re.compile(r"([a-z][a-z0-9_]*)\.([A-Za-z][A-Za-z0-9_]*)")
-FIELD = re.compile(r"(?<!\{)\{([a-z_][a-z0-9_]*)\}(?!\})")
 
 
 def sentence(key: str) -> str:
@@ -40,14 +40,24 @@ def sentence(key: str) -> str:
 
 
 def fields(key: str) -> set[str]:
-    """The fields key's sentence asks for."""
-    return set(FIELD.findall(sentence(key)))
+    """The fields key's sentence asks its caller for (`{host}`, `{model!r}`, `{limit:.0%}` alike); `{doc}`, the
+    guide's address, is filled here."""
+    parsed = string.Formatter().parse(sentence(key))
+    return {name.split(".")[0].split("[")[0] for _text, name, _spec, _conversion in parsed if name} - {"doc"}
 
 
 def message(key: str, **values: t.Any) -> str:
-    """key's sentence with its fields filled, citing the guide's section where it names a failure mode ([F<n>]);
-    ValueError naming the fields missing or not asked for (a role's mistake, shown before it misleads anyone)."""
+    """key's sentence with its fields filled, citing the guide's section of each failure mode the sentence itself
+    names ([F<n>]; never one a value brings, such as a log line); ValueError naming the fields missing or not asked
+    for, or a value its format refuses (a role's mistake, shown before it misleads anyone)."""
     text, wanted = sentence(key), fields(key)
     if set(values) != wanted:
         raise ValueError(f"message {key} asks for {sorted(wanted)}, given {sorted(values)}")
-    return with_guide([text.format(**{name: "" if value is None else value for name, value in values.items()})])
+    given = {name: "" if value is None else value for name, value in values.items()}
+    try:
+        filled = text.format(doc=TROUBLESHOOTING, **given)
+    except (KeyError, IndexError, TypeError, ValueError) as error:
+        raise ValueError(f"message {key}: {error!r} filling it with {sorted(values)}") from None
+    # the citations the sentence itself calls for, never one a value brings (a log line naming [F7])
+    unfilled = text.replace("{doc}", TROUBLESHOOTING)
+    return filled + with_guide([unfilled])[len(unfilled):]

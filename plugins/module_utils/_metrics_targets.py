@@ -19,6 +19,14 @@ from ansible_collections.inferops.vllm_cluster.plugins.module_utils._vllm_servin
 DEFAULT_PATH = "/metrics"
 
 
+MESSAGES = {
+    "WRITTEN": (
+        "{file}: {groups} target groups ({endpoints}). vLLM's /metrics answers without the API key; the firewall "
+        "admits Ray's endpoints from the interconnect only (scrape them from a host there)."
+    ),
+}
+
+
 def _api_address(api_url: str, head_address: str) -> tuple[str, str]:
     """(host:port, scheme) where vLLM's API answers, from its base URL; a wildcard bind at head_address."""
     parsed = urllib.parse.urlsplit(api_url)

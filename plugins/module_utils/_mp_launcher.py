@@ -35,6 +35,7 @@ MESSAGES = {
                 "and rank 0 on {head} may still answer /health while every completion fails. Fix: read `docker logs "
                 "{name}` on {host}, then restart every rank together (site.yml --tags vllm -e "
                 "vllm_cluster_restart=true).",
+    "RANKS_ANSWERED": "vLLM's {count} ranks run ({hosts}); rank 0 answered at {url} ({tokens} tokens in {waited} s)",
 }
 
 

@@ -85,6 +85,7 @@ MESSAGES = {
     "ROLLBACK_FAILED": "[F30] the upgrade to {to} failed ({why}) and the way back to {back} failed too ({back_why}): "
                        "the cluster may be down. Logs: {log}. Fix: read both logs, then run site.yml with the previous "
                        "values in the inventory. See {doc}#f30",
+    "NOT_RECORDED": "not recorded as the last known good version: {problem}",
 }
 
 

@@ -74,6 +74,7 @@ MESSAGES: dict[str, str] = {
         "{host}: vLLM did not come up at {url} ({why}). {hint} vLLM's error: {errors}. Last lines of `docker logs "
         "{container}`: {log}"
     ),
+    "SERVES": "vLLM serves {name} at {url}/v1 (smoke completion: {tokens} tokens)",
 }
 
 # Where clients reach the server when it binds every address.

@@ -50,6 +50,7 @@ MESSAGES = {
         "Weights are not staged: vllm_server_model={model} is not a hub id (ORG/NAME): each node must hold that path "
         "itself."
     ),
+    "HEAD_HOLDS": "{head} holds {model} {ref} = {commit}: {files} files, {size} ({hashed} hashed this run).",
 }
 
 # huggingface_hub's own rule for repo ids (utils/_validators.py): letters, digits, -_. and one '/'.

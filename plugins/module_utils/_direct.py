@@ -28,6 +28,11 @@ import typing as t
 SBIN_DIRS = ("/sbin", "/usr/sbin", "/usr/local/sbin")
 
 
+def _expanded(word: str) -> str:
+    """`~` and $VARS of word, the node's, as AnsibleModule expands a `path` option and each argument of a command."""
+    return os.path.expanduser(os.path.expandvars(word))
+
+
 class ModuleError(Exception):
     """A failure the module reports as AnsibleModule.fail_json would: a message and the result's other keys."""
 
@@ -55,7 +60,7 @@ class Node:
         is not UTF-8; a command that cannot start fails the module, and check_rc a non-zero exit; data goes to the
         command's stdin with a newline, which is otherwise empty (the module's came from the controller)."""
         words = shlex.split(args) if isinstance(args, str) else [str(arg) for arg in args if arg is not None]
-        argv = [os.path.expanduser(os.path.expandvars(word)) for word in words]
+        argv = [_expanded(word) for word in words]
         env = dict(os.environ, **(environ_update or {}))
         try:
             done = subprocess.run(argv, input=None if data is None else (data + "\n").encode(),
@@ -91,10 +96,9 @@ def node_params(spec: t.Mapping[str, t.Mapping[str, t.Any]], params: t.Mapping[s
     for name, option in spec.items():
         value = expanded.get(name)
         if option.get("type") == "path" and isinstance(value, str):
-            expanded[name] = os.path.expanduser(os.path.expandvars(value))
+            expanded[name] = _expanded(value)
         elif option.get("elements") == "path" and isinstance(value, list):
-            expanded[name] = [os.path.expanduser(os.path.expandvars(item)) if isinstance(item, str) else item
-                              for item in value]
+            expanded[name] = [_expanded(item) if isinstance(item, str) else item for item in value]
     return expanded
 
 

@@ -16,7 +16,7 @@ import typing as t
 
 from ansible_collections.inferops.vllm_cluster.plugins.module_utils._guide import TROUBLESHOOTING, with_guide
 
-PACKAGE = "ansible_collections.inferops.vllm_cluster.plugins.module_utils"
+PACKAGE = __name__.rpartition(".")[0]  # the collection's module_utils, where the tables live
 KEY = re.compile(r"([a-z][a-z0-9_]*)\.([A-Za-z][A-Za-z0-9_]*)")
 
 
@@ -39,18 +39,23 @@ def sentence(key: str) -> str:
     return table[found.group(2)]
 
 
-def fields(key: str) -> set[str]:
-    """The fields key's sentence asks its caller for (`{host}`, `{model!r}`, `{limit:.0%}` alike); `{doc}`, the
-    guide's address, is filled here."""
-    parsed = string.Formatter().parse(sentence(key))
+def _asked(text: str) -> set[str]:
+    """The fields a sentence asks its caller for (`{host}`, `{model!r}`, `{limit:.0%}` alike), less `{doc}`."""
+    parsed = string.Formatter().parse(text)
     return {name.split(".")[0].split("[")[0] for _text, name, _spec, _conversion in parsed if name} - {"doc"}
+
+
+def fields(key: str) -> set[str]:
+    """The fields key's sentence asks its caller for; `{doc}`, the guide's address, is filled here."""
+    return _asked(sentence(key))
 
 
 def message(key: str, **values: t.Any) -> str:
     """key's sentence with its fields filled, citing the guide's section of each failure mode the sentence itself
     names ([F<n>]; never one a value brings, such as a log line); ValueError naming the fields missing or not asked
     for, or a value its format refuses (a role's mistake, shown before it misleads anyone)."""
-    text, wanted = sentence(key), fields(key)
+    text = sentence(key)
+    wanted = _asked(text)
     if set(values) != wanted:
         raise ValueError(f"message {key} asks for {sorted(wanted)}, given {sorted(values)}")
     given = {name: "" if value is None else value for name, value in values.items()}

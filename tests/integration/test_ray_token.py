@@ -1,15 +1,21 @@
 """The cluster's Ray token never changes as a side effect (F21), rotates only when asked, and the
-containers always equal the rendered configuration: what is removed from it leaves them too."""
+containers always equal the rendered configuration: what is removed from it leaves them too. The two converges
+that prove it also prove that no secret reaches any output, even at -vvv --diff."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
-from conftest import REPO
+import yaml
+
+from conftest import LAB_INVENTORY, REPO
+from test_vllm_server import api_key
 
 CONTROLLER_TOKEN = REPO / "inventories" / "lab" / "credentials" / "ray_auth_token"
 NODE_TOKEN = "/etc/inferops-vllm-cluster/ray_auth_token"
+READ_HUB_TOKEN = "from huggingface_hub import get_token; print(get_token())"
 CONTAINERS = {"spark-1": ["vllm-cluster-ray-head", "vllm-cluster-vllm"], "spark-2": ["vllm-cluster-ray-worker"]}
 
 
@@ -67,29 +73,62 @@ def test_another_token_is_refused_before_anything_changes(lab, tmp_path, unchang
 
 
 @pytest.mark.restarts_layers
-def test_settings_removed_leave_the_containers_and_a_rotation_replaces_the_token_everywhere(lab, tmp_path):
-    """Ray auth off and an extra variable added, then auth on again with the variable gone and the token rotated:
-    both ways converge and the containers equal the rendered configuration. (Two converges, each restarting every
-    layer: one test, so that the suite pays for them once. What it leaves to the unit table of token_plan: auth
-    turned on again without a rotation keeps the controller's token; a rotation of a cluster whose head holds one.)"""
+def test_settings_removed_leave_the_containers_and_a_rotation_replaces_the_token_everywhere_printing_no_secret(
+        lab, tmp_path):
+    """Ray auth off and extra settings added, then auth on again with them gone and the token rotated: both ways
+    converge and the containers equal the rendered configuration. Both runs at -vvv --diff, with a secret in every
+    setting that takes one (the API key written again, a key in vllm_server_env, a proxy password in the extra env,
+    the hub token, the supervisors' secret, the old and the new Ray token): none of them, nor a digest that would let
+    a guess be checked offline, is in any output. (Two converges, each restarting every layer: one test for the
+    token, the containers and the secrets, so that the suite pays for them once. What it leaves to the unit table of
+    token_plan: auth turned on again without a rotation keeps the controller's token; a rotation of a cluster whose
+    head holds one.)"""
     old_token = CONTROLLER_TOKEN.read_text().strip()
-    off = lab.playbook(tmp_path, "-e", "vllm_cluster_ray_auth=off", "-e", '{"vllm_cluster_extra_env": {"INFEROPS_PROBE": "1"}}')
+    lab_vars = yaml.safe_load((LAB_INVENTORY / "group_vars" / "all" / "cluster.yml").read_text())
+    hub_token, wandb_key, proxy_password = "hf_probe_token_8e2b", "wandb_probe_key_3f9a", "proxy-pw-7c1d"
+    off_settings = {
+        "vllm_cluster_ray_auth": "off", "vllm_cluster_hf_token": hub_token,
+        "vllm_server_env": dict(lab_vars["vllm_server_env"], WANDB_API_KEY=wandb_key),
+        "vllm_cluster_extra_env": {"INFEROPS_PROBE": "1",
+                                   "INFEROPS_PROBE_URL": f"http://alice:{proxy_password}@example.invalid:3128"}}
+    # the supervisors' secret (written again by each run's supervisor play, root only on each node)
+    supervisor_secret = lab.node("spark-2", "cat", "/var/lib/inferops-vllm-cluster/supervisor/secret").stdout.strip()
+    assert len(supervisor_secret) == 48
+    key = api_key()
+    secrets = [old_token, key, hub_token, wandb_key, proxy_password, supervisor_secret]
+    # node_state describes files by their sha256: the secret files' digests must stay out of the output too
+    digests = [hashlib.sha256(key.encode()).hexdigest(), hashlib.sha1(key.encode()).hexdigest(),
+               hashlib.sha256(old_token.encode()).hexdigest(), hashlib.sha256(hub_token.encode()).hexdigest()]
+    # the API key file gone: the first run writes it again (the secret files' copy runs under no_log)
+    lab.node("spark-1", "rm", "/etc/inferops-vllm-cluster/vllm_api_key")
+
+    off = lab.playbook(tmp_path, "-vvv", "--diff", "-e", json.dumps(off_settings))
     assert off.returncode == 0, (off.stdout + off.stderr)[-3000:]
+    for secret in secrets + digests:
+        assert secret not in off.stdout and secret not in off.stderr, secret
+    assert lab.node("spark-1", "stat", "-c", "%a %U %s", "/etc/inferops-vllm-cluster/vllm_api_key").stdout.split() == [
+        "600", "root", str(len(key))]
     for name, env in container_envs(lab).items():
         assert "RAY_AUTH_MODE" not in env and "RAY_AUTH_TOKEN_PATH" not in env, name
         assert env.get("INFEROPS_PROBE") == "1", name
+    # the hub token reaches every container through its root-only file, never through the metadata
+    for host, names in CONTAINERS.items():
+        for name in names:
+            assert lab.node(host, "docker", "exec", name, "python3", "-c", READ_HUB_TOKEN).stdout.strip() == hub_token
+            assert hub_token not in lab.node(host, "docker", "inspect", name).stdout
+    assert lab.node("spark-2", "stat", "-c", "%a %U", "/etc/inferops-vllm-cluster/hf_token").stdout.split() == ["600", "root"]
     assert lab.node("spark-2", "test", "-e", NODE_TOKEN, check=False).returncode != 0
     # turning auth off is no rotation: the nodes' copies go, the controller keeps the cluster's token, which the
     # next run with auth on places again (token_plan's "auth turned on" row in the unit tests)
     assert lab.node("spark-1", "test", "-e", NODE_TOKEN, check=False).returncode != 0
     assert CONTROLLER_TOKEN.read_text().strip() == old_token
 
-    on = lab.playbook(tmp_path, "-e", "vllm_cluster_ray_auth_rotate=true")
+    on = lab.playbook(tmp_path, "-vvv", "--diff", "-e", "vllm_cluster_ray_auth_rotate=true")
     output = on.stdout + on.stderr
     assert on.returncode == 0, output[-3000:]
     for name, env in container_envs(lab).items():
         assert env.get("RAY_AUTH_MODE") == "token", name
-        assert "INFEROPS_PROBE" not in env, name
+        assert "INFEROPS_PROBE" not in env and "INFEROPS_PROBE_URL" not in env, name
     new_token = CONTROLLER_TOKEN.read_text().strip()
     assert new_token != old_token and len(new_token) == 64
     assert node_token(lab, "spark-1") == node_token(lab, "spark-2") == new_token
@@ -102,4 +141,8 @@ def test_settings_removed_leave_the_containers_and_a_rotation_replaces_the_token
                              '{{ index .Config.Labels "inferops.vllm_cluster.ray-token-sha256" }}', name).stdout.strip()
             assert label == fingerprint, (host, name, label, fingerprint)
     assert "vLLM serves tiny-llama" in output
-    assert old_token not in output and new_token not in output
+    # the API key file read as it stands this time; the hub token gone with its setting
+    for secret in [old_token, new_token, key, supervisor_secret, hashlib.sha256(new_token.encode()).hexdigest()] + digests:
+        assert secret not in output, secret
+    assert lab.node("spark-2", "docker", "exec", "vllm-cluster-ray-worker", "python3", "-c",
+                    READ_HUB_TOKEN).stdout.strip() == "None"

@@ -8,6 +8,8 @@ import os
 import pathlib
 import re
 import subprocess
+import urllib.error
+import urllib.request
 
 import pytest
 import yaml
@@ -16,6 +18,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 LAB_INVENTORY = REPO / "inventories" / "lab"
 PRELAUNCH_CHECK = "Check the cluster can host this model before loading it (F9, F2)"
 VALIDATE_CHECK = "Wait for every inventory host in Ray's node table, then check it (bounded by cluster_validate_timeout)"
+HEAD_URL = "http://198.18.0.180:8000"  # vLLM's API on the head's management address, as a client reaches it
 
 # What a group's playbooks are given so that they do not look at what the group beside it changes (tests/suite runs
 # two groups at once): the weights group puts strangers and leftovers on the weights port, which every other
@@ -101,6 +104,20 @@ class Lab:
         missing = [text for text in expected if text not in output]
         assert not missing, f"missing {missing} in:\n{output[-4000:]}"
         return output
+
+
+def api_key() -> str:
+    return yaml.safe_load((LAB_INVENTORY / "group_vars" / "all" / "cluster.yml").read_text())["vllm_server_api_key"]
+
+
+def get_models(key: str | None) -> tuple[int, dict]:
+    """GET /v1/models on the head with this key (None: no Authorization header): the status and the answer."""
+    request = urllib.request.Request(f"{HEAD_URL}/v1/models", headers={"Authorization": f"Bearer {key}"} if key else {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as exc:
+        return exc.code, {}
 
 
 def flat(output: str) -> str:

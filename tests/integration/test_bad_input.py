@@ -10,8 +10,7 @@ import urllib.request
 
 import pytest
 
-from conftest import task_outcome
-from test_vllm_server import HEAD_URL
+from conftest import HEAD_URL, task_outcome
 
 
 @pytest.mark.readonly

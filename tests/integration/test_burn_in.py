@@ -11,9 +11,8 @@ import time
 
 import pytest
 
-from conftest import flat
+from conftest import api_key, flat
 from test_serving_across_nodes import complete, health, ranks
-from test_vllm_server import api_key
 
 BURN_IN = "playbooks/burn_in.yml"
 

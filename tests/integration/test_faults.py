@@ -8,9 +8,8 @@ import time
 
 import pytest
 
-from conftest import PRELAUNCH_CHECK, task_outcome
+from conftest import PRELAUNCH_CHECK, api_key, get_models, task_outcome
 from test_serving_across_nodes import complete
-from test_vllm_server import api_key, get_models
 
 
 def worker_log_since_start(lab):

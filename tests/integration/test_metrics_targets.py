@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from test_vllm_server import HEAD_URL
+from conftest import HEAD_URL
 
 # A scrape from a host on the interconnect (spark-1 is one): the status and the first metric names of the page.
 SCRAPE = """

@@ -10,8 +10,7 @@ import json
 import pytest
 import yaml
 
-from conftest import LAB_INVENTORY, REPO
-from test_vllm_server import api_key
+from conftest import LAB_INVENTORY, REPO, api_key
 
 CONTROLLER_TOKEN = REPO / "inventories" / "lab" / "credentials" / "ray_auth_token"
 NODE_TOKEN = "/etc/inferops-vllm-cluster/ray_auth_token"

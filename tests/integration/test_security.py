@@ -11,8 +11,7 @@ import re
 
 import pytest
 
-from conftest import REPO, flat
-from test_vllm_server import api_key
+from conftest import REPO, api_key, flat
 
 HEAD_IC = "198.18.1.12"
 

@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 
-from test_vllm_server import HEAD_URL, api_key
+from conftest import HEAD_URL, api_key
 
 RANK_ROW = r"{rank}\s+{host}\s+{address}\s+ALIVE"
 

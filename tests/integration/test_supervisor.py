@@ -1,7 +1,9 @@
 """The supervisor (issue #35, F28) on the lab's real containers: a rank stopped while /health answers is found and
 every rank restarted; a node restarted twice in a row serves again without an Ansible run; a rank that keeps dying
 is left down at the cap, and validate says so. The lab checks every 600 s (its fault tests break
-ranks on purpose): these tests shorten the interval for themselves and give the lab its own settings back."""
+ranks on purpose): these tests shorten the interval for themselves and give the lab its own settings back. Last, a
+wrong model path, where the cap left vLLM down: the module's own restore brings the right model back (one vLLM
+start fewer in the suite than a restore of its own)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import flat
+from conftest import PRELAUNCH_CHECK, api_key, flat, get_models, task_outcome
 from test_serving_across_nodes import complete, health, ranks
 
 RECORD = "/var/lib/inferops-vllm-cluster/supervisor/state.json"
@@ -117,6 +119,12 @@ def supervised(lab, tmp_path_factory):
     result = lab.playbook(tmp_path, "--tags", "vllm")
     assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
     assert record(lab)["interval"] == 600 and complete() > 0
+    # nothing validated the cluster in a --tags vllm run: vLLM's own pre-launch check did
+    assert task_outcome(result.stdout, PRELAUNCH_CHECK, "spark-1") == "ok"
+    status, models = get_models(api_key())
+    assert status == 200 and [m["id"] for m in models["data"]] == ["tiny-llama"]
+    assert get_models(None)[0] == 401
+    assert get_models("wrong")[0] == 401
 
 
 @pytest.mark.restarts_layers
@@ -195,3 +203,18 @@ def test_a_rank_that_keeps_dying_is_left_down_at_the_cap_and_validate_says_so(la
     assert "[F28] spark-1: the supervisor gave up at " in output and "after 1 restarts within 3600 s" in output
     assert "Fix the cause, then run site.yml (--tags vllm)" in output
     print(output[output.index("[F28]"):].split(" See ")[0])
+
+
+@pytest.mark.restarts_layers
+def test_wrong_model_path_fails_within_bound_with_vllms_error(lab, supervised):
+    """Here, after the cap test left vLLM down: `supervised`'s restore (--tags vllm) serves the right model again."""
+    started = time.monotonic()
+    result = lab.playbook(supervised, "--tags", "vllm", "-e", "vllm_server_model=/models/does-not-exist")
+    elapsed = time.monotonic() - started
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    # vLLM's own error line, from the server's log, and our hint on top of it
+    assert "HFValidationError: Repo id must be in the form" in output, output[-3000:]
+    assert "/models/does-not-exist looks like a path but does not exist inside the container" in output
+    # The health wait ends when the server exits, far inside vllm_server_health_timeout (300 s in the lab).
+    assert elapsed < 240, f"took {elapsed:.0f} s"

@@ -1,8 +1,8 @@
 # inferops.vllm_cluster: the lab and the test suite.
 #   make lab        set up this machine, build the lab images, start the lab, run site.yml on it
-#   make lab-down   remove the lab (containers, networks, volumes labelled inferops.vllm_cluster.lab)
+#   make lab-down   remove the lab and the second one, inventories/lab-b (what is labelled inferops.vllm_cluster.lab)
 #   make lab-reset  empty the running lab's nodes (containers, the collection's files; images and the head's model stay)
-#   make test       everything CI runs, on one lab, static checks beside it (tests/suite/run; ~40-45 min)
+#   make test       everything CI runs, on the lab and a second one beside it, static checks beside both (tests/suite/run)
 #   make test-fast  lint, unit tests, sanity: no lab, a few minutes
 #   make integration K=EXPR   integration tests matching EXPR (pytest -k) against the lab that is up
 #   make verify S=SCENARIO    one molecule scenario's verify against the lab that is up (converged for it)
@@ -73,6 +73,7 @@ lab: lab-up
 
 lab-down: setup
 	ansible-playbook $(LAB_I) lab/playbooks/destroy.yml
+	ansible-playbook -i inventories/lab-b lab/playbooks/destroy.yml
 
 lab-reset: setup
 	ansible-playbook $(LAB_I) lab/playbooks/reset.yml

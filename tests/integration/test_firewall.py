@@ -59,11 +59,11 @@ def from_management(lab) -> dict[str, dict[int, str]]:
 
 def through_management(lab, host: str) -> dict[int, str]:
     """port -> what a host on the management network meets at host's interconnect address, routed through host's
-    management address (a throwaway container, labelled as the lab's)."""
+    management address (a throwaway container, labelled as the lab's: destroy.yml removes it with the lab)."""
     image = subprocess.run(["docker", "inspect", "--format", "{{.Config.Image}}", f"inferops-lab-{host}"],
                            capture_output=True, text=True, check=True).stdout.strip()
     probe = subprocess.run(
-        ["docker", "run", "--rm", "-i", "--label", "inferops.vllm_cluster.lab=probe", "--network", "inferops-lab-mgmt",
+        ["docker", "run", "--rm", "-i", "--label", "inferops.vllm_cluster.lab=inferops-lab", "--network", "inferops-lab-mgmt",
          "--cap-add", "NET_ADMIN", "--entrypoint", "sh", image, "-c",
          f"ip route add 198.18.1.0/24 via {MANAGEMENT[host]} && python3 - {INTERCONNECT[host]} '{json.dumps(listening(lab, host))}'"],
         input=REACH.read_text(), capture_output=True, text=True, check=True)

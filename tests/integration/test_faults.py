@@ -72,7 +72,11 @@ def test_killed_worker_is_named_by_validate(lab, tmp_path):
     lab.node("spark-2", "docker", "kill", "vllm-cluster-ray-worker")
     try:
         started = time.monotonic()
-        result = lab.playbook(tmp_path, "--tags", "validate", "-e", "cluster_validate_timeout=30")
+        # Ray's view alone: vLLM's server exits some seconds after its rank on spark-2 died with the worker, and
+        # once it has, validate stops at F20 on spark-1 first (CI-equivalent run 46, a loaded machine); F20 is
+        # molecule/restarts/verify.yml's. This test is about what Ray shows of the killed worker.
+        result = lab.playbook(tmp_path, "--tags", "validate", "-e", "cluster_validate_timeout=30",
+                              "-e", "cluster_validate_vllm=false")
         output = result.stdout + result.stderr
         assert result.returncode != 0
         assert "Stop before vLLM loads a model" in output

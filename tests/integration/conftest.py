@@ -106,8 +106,13 @@ class Lab:
         return output
 
 
+def lab_settings() -> dict:
+    """The collection's settings for the lab (inventories/lab/group_vars/all/cluster.yml), as the inventory writes them."""
+    return yaml.safe_load((LAB_INVENTORY / "group_vars" / "all" / "cluster.yml").read_text())
+
+
 def api_key() -> str:
-    return yaml.safe_load((LAB_INVENTORY / "group_vars" / "all" / "cluster.yml").read_text())["vllm_server_api_key"]
+    return lab_settings()["vllm_server_api_key"]
 
 
 def get_models(key: str | None) -> tuple[int, dict]:

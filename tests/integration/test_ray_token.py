@@ -9,9 +9,8 @@ import hashlib
 import json
 
 import pytest
-import yaml
 
-from conftest import LAB_INVENTORY, REPO, api_key
+from conftest import REPO, api_key, lab_settings
 
 CONTROLLER_TOKEN = REPO / "inventories" / "lab" / "credentials" / "ray_auth_token"
 NODE_TOKEN = "/etc/inferops-vllm-cluster/ray_auth_token"
@@ -100,11 +99,10 @@ def test_settings_removed_leave_the_containers_and_a_rotation_replaces_the_token
     auth turned on again without a rotation keeps the controller's token; a rotation of a cluster whose head holds
     one.)"""
     old_token = CONTROLLER_TOKEN.read_text().strip()
-    lab_vars = yaml.safe_load((LAB_INVENTORY / "group_vars" / "all" / "cluster.yml").read_text())
     hub_token, wandb_key, proxy_password = "hf_probe_token_8e2b", "wandb_probe_key_3f9a", "proxy-pw-7c1d"
     off_settings = {
         "vllm_cluster_ray_auth": "off", "vllm_cluster_hf_token": hub_token,
-        "vllm_server_env": dict(lab_vars["vllm_server_env"], WANDB_API_KEY=wandb_key),
+        "vllm_server_env": dict(lab_settings()["vllm_server_env"], WANDB_API_KEY=wandb_key),
         "vllm_cluster_extra_env": {"INFEROPS_PROBE": "1",
                                    "INFEROPS_PROBE_URL": f"http://alice:{proxy_password}@example.invalid:3128"}}
     # the supervisors' secret (written again by each run's supervisor play, root only on each node)
